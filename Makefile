@@ -1,0 +1,50 @@
+# askserver: `make run` serves the embedded default, `make test` runs what CI runs.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+HOST ?= 127.0.0.1
+PORT ?= 8000
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+
+# The first Python >= 3.12 on this machine (python3.12, python3.13, python3, then pyenv's).
+PYTHON ?= $(shell for p in python3.12 python3.13 python3 $$HOME/.pyenv/versions/3.12*/bin/python $$HOME/.pyenv/versions/3.13*/bin/python; do \
+	"$$p" -c 'import sys; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1 && { command -v "$$p"; break; }; done)
+
+.PHONY: help venv run test lint typecheck pytest clean
+
+help:
+	@echo "make run    serve askserver on http://$(HOST):$(PORT) (PORT=..., HOST=...)"
+	@echo "make test   lint, type-check and run the whole test suite"
+
+$(STAMP): pyproject.toml
+	@test -n "$(PYTHON)" || { echo "askserver needs Python >= 3.12; set PYTHON=/path/to/python3.12" >&2; exit 1; }
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade "pip>=25.1"
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[redis,postgres]' --group test --group dev
+	@touch $@
+
+venv: $(STAMP)
+
+run: $(STAMP)
+	$(PY) manage.py migrate --noinput
+	@echo
+	@echo "  MCP endpoint:  http://$(HOST):$(PORT)/mcp"
+	@echo
+	exec $(VENV)/bin/daphne -b $(HOST) -p $(PORT) askserver.asgi:application
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy ask_mcp askserver
+
+pytest: $(STAMP)
+	$(VENV)/bin/pytest $(PYTEST_ARGS)
+
+test: lint typecheck pytest
+
+clean:
+	rm -rf $(VENV) var test-output .pytest_cache .mypy_cache .ruff_cache

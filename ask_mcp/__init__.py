@@ -1,0 +1,12 @@
+"""askserver's MCP app: the user_ask tool, the elicitation engine, and the Django pieces around them.
+
+`from ask_mcp import MCPServer, Ask` needs no Django; the Django app is `"ask_mcp"` in
+INSTALLED_APPS.
+"""
+
+from __future__ import annotations
+
+from .server import MCPServer, Toolkit, ToolResult, tool
+from .toolkits.ask import Ask
+
+__all__ = ["Ask", "MCPServer", "ToolResult", "Toolkit", "tool"]

@@ -1,0 +1,14 @@
+"""Django app configuration for ask_mcp."""
+
+from __future__ import annotations
+
+from django.apps import AppConfig
+
+
+class AskMcpConfig(AppConfig):
+    name = "ask_mcp"
+    verbose_name = "Ask (MCP)"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from . import checks, conf  # noqa: F401  (registers the checks and the settings receiver)

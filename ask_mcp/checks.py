@@ -1,0 +1,82 @@
+"""System checks for the `ASK_MCP` setting and the deployment pieces the endpoint relies on."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from django.apps import AppConfig
+from django.conf import settings
+from django.core.checks import CheckMessage, Error, Warning, register
+from django.utils.module_loading import import_string
+
+from . import conf
+from .toolkits import ToolkitConfigError, build_toolkit
+
+
+@register()
+def check_ask_mcp_settings(
+    app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
+) -> list[CheckMessage]:
+    configured = getattr(settings, "ASK_MCP", {})
+    if not isinstance(configured, Mapping):
+        return [Error("ASK_MCP must be a dict.", id="ask_mcp.E001")]
+    messages: list[CheckMessage] = []
+    unknown = sorted(set(configured) - set(conf.DEFAULTS))
+    if unknown:
+        messages.append(
+            Error(
+                f"ASK_MCP has unknown key(s): {', '.join(unknown)}.",
+                hint=f"Valid keys: {', '.join(conf.DEFAULTS)}.",
+                id="ask_mcp.E002",
+            )
+        )
+    for key in ("ELICITATION_CAPACITY", "MAX_BODY_BYTES"):
+        value = conf.get(key)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            messages.append(
+                Error(f"ASK_MCP['{key}'] must be a positive integer, got {value!r}.",
+                      id="ask_mcp.E003")
+            )
+    for key in ("ELICITATION_TTL", "KEEPALIVE_SECONDS"):
+        value = conf.get(key)
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            messages.append(
+                Error(f"ASK_MCP['{key}'] must be a positive number of seconds, got {value!r}.",
+                      id="ask_mcp.E004")
+            )
+    toolkits = conf.get("TOOLKITS")
+    if not isinstance(toolkits, Mapping):
+        messages.append(Error("ASK_MCP['TOOLKITS'] must be a dict of name -> settings.",
+                              id="ask_mcp.E005"))
+    else:
+        for name, options in toolkits.items():
+            try:
+                build_toolkit(name, options)
+            except ToolkitConfigError as exc:
+                messages.append(Error(f"ASK_MCP['TOOLKITS']: {exc}", id="ask_mcp.E006"))
+    for key in ("ON_ELICIT", "OBSERVER"):
+        path = conf.get(key)
+        if isinstance(path, str):
+            try:
+                import_string(path)
+            except ImportError as exc:
+                messages.append(
+                    Error(f"ASK_MCP['{key}'] = {path!r} cannot be imported: {exc}",
+                          id="ask_mcp.E007")
+                )
+    origins = conf.get("ALLOWED_ORIGINS")
+    if not isinstance(origins, list | tuple) or not all(isinstance(o, str) for o in origins):
+        messages.append(Error("ASK_MCP['ALLOWED_ORIGINS'] must be a list of origins such as "
+                              "'https://app.example.com'.", id="ask_mcp.E008"))
+    if "default" not in getattr(settings, "CHANNEL_LAYERS", {}):
+        messages.append(
+            Warning(
+                "CHANNEL_LAYERS has no 'default' layer: browser answers and retries cannot reach "
+                "a call held by another worker process.",
+                hint="Use channels.layers.InMemoryChannelLayer for one process, channels_redis "
+                "for several.",
+                id="ask_mcp.W001",
+            )
+        )
+    return messages

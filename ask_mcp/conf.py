@@ -1,0 +1,85 @@
+"""The `ASK_MCP` setting: its keys and defaults, read when used (never at import), and the server built from it."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from typing import Any, Final
+
+from django.conf import settings
+from django.core.signals import setting_changed
+from django.dispatch import receiver
+from django.utils.module_loading import import_string
+
+from .server.app import MCPServer
+from .server.state import derive_key
+from .toolkits import build_toolkit
+
+DEFAULTS: Final[Mapping[str, Any]] = {
+    "NAME": "askserver",
+    "TITLE": "askserver",
+    "VERSION": "0.1.0",
+    "INSTRUCTIONS": (
+        "user_ask puts a question to the person you work for and waits for their answer. "
+        "Ask only when you cannot proceed without them."
+    ),
+    "TOOLKITS": {"Ask": {}},
+    "ELICITATION_CAPACITY": 64,
+    "ELICITATION_TTL": 600,
+    "ON_ELICIT": None,
+    "OBSERVER": None,
+    "MAX_BODY_BYTES": 1024 * 1024,
+    "ALLOWED_ORIGINS": [],
+    "KEEPALIVE_SECONDS": 15.0,
+}
+"""Every key of `settings.ASK_MCP`, with its default. The README's settings table mirrors this."""
+
+
+def get(key: str) -> Any:
+    """One `ASK_MCP` value, falling back to its default."""
+    configured: Mapping[str, Any] = getattr(settings, "ASK_MCP", {}) or {}
+    return configured.get(key, DEFAULTS[key])
+
+
+@functools.cache
+def get_server() -> MCPServer:
+    """The process's MCPServer, built once from settings (rebuilt if `ASK_MCP` changes)."""
+    return build_server()
+
+
+def build_server() -> MCPServer:
+    keys = [derive_key(settings.SECRET_KEY)]
+    keys += [derive_key(key) for key in getattr(settings, "SECRET_KEY_FALLBACKS", [])]
+    server = MCPServer(
+        name=get("NAME"),
+        version=get("VERSION"),
+        instructions=get("INSTRUCTIONS") or None,
+        title=get("TITLE"),
+        elicitation_capacity=get("ELICITATION_CAPACITY"),
+        elicitation_ttl=float(get("ELICITATION_TTL")),
+        state_keys=keys,
+        on_elicit=_hook("ON_ELICIT"),
+        observer=_hook("OBSERVER"),
+    )
+    for name, options in get("TOOLKITS").items():
+        toolkit, prefix = build_toolkit(name, options)
+        if prefix is None:
+            server.plug(toolkit)
+        else:
+            server.plug(toolkit, prefix=prefix)
+    return server
+
+
+def _hook(key: str) -> Any:
+    """A dotted path in settings names a factory; calling it gives the hook (or None)."""
+    path = get(key)
+    if path is None:
+        return None
+    factory = import_string(path) if isinstance(path, str) else path
+    return factory()
+
+
+@receiver(setting_changed)
+def _reset(*, setting: str, **kwargs: Any) -> None:
+    if setting in ("ASK_MCP", "SECRET_KEY", "SECRET_KEY_FALLBACKS"):
+        get_server.cache_clear()

@@ -1,0 +1,288 @@
+"""The /mcp endpoint: the ASGI edge between HTTP and MCPServer.
+
+It checks what only HTTP can show (method, Host, Origin, content type, body size), reads the
+body without buffering past the limit, hands one parsed message to the server, and writes the
+reply as JSON, or as an SSE stream once the call has notifications to send or runs long. A
+client that closes the connection cancels its call. No MCP logic lives here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any, Final
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.http.request import split_domain_port, validate_host
+
+from . import conf
+from .protocol import mcp, sse
+from .protocol.jsonrpc import (
+    INVALID_REQUEST,
+    JsonRpcError,
+    MessageError,
+    Response,
+    encode,
+    error_message,
+    http_status,
+    parse_message,
+)
+from .server.app import MCPServer
+
+logger = logging.getLogger("ask_mcp.endpoint")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+_JSON_HEADERS: Final = [(b"content-type", b"application/json")]
+_SSE_HEADERS: Final = [
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache, no-transform"),
+    (b"x-accel-buffering", b"no"),
+]
+_LOOPBACK_DEBUG_HOSTS: Final = [".localhost", "127.0.0.1", "[::1]"]
+
+
+class HttpProblem(Exception):
+    """A request refused at the HTTP level, before any JSON-RPC processing."""
+
+    def __init__(self, status: int, message: str, headers: list[tuple[bytes, bytes]] | None = None):
+        super().__init__(message)
+        self.status = status
+        self.error = JsonRpcError(INVALID_REQUEST, message)
+        self.headers = headers or []
+
+
+class HttpStream:
+    """The response of one request: JSON by default, switched to SSE on the first notification."""
+
+    __slots__ = ("_send", "allows_sse", "closed", "started")
+
+    def __init__(self, send: Send, *, allows_sse: bool) -> None:
+        self._send = send
+        self.allows_sse = allows_sse
+        self.started = False
+        self.closed = False
+
+    async def _start(self) -> None:
+        self.started = True
+        await self._send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+
+    async def notify(self, message: dict[str, Any]) -> None:
+        if not self.allows_sse or self.closed:
+            return  # a client that cannot read a stream gets the final response only
+        if not self.started:
+            await self._start()
+        await self._send(
+            {"type": "http.response.body", "body": sse.event(encode(message)), "more_body": True}
+        )
+
+    async def keepalive(self) -> None:
+        if not self.allows_sse or self.closed:
+            return
+        if not self.started:
+            await self._start()
+        await self._send({"type": "http.response.body", "body": sse.KEEPALIVE, "more_body": True})
+
+    async def finish(self, reply: dict[str, Any], status: int = 200) -> None:
+        self.closed = True
+        body = encode(reply)
+        if self.started:
+            await self._send(
+                {"type": "http.response.body", "body": sse.event(body), "more_body": False}
+            )
+            return
+        await send_json(self._send, status, body)
+
+
+async def send_json(
+    send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]] | None = None
+) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [*_JSON_HEADERS, (b"content-length", str(len(body)).encode()),
+                        *(headers or [])],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+async def send_empty(send: Send, status: int) -> None:
+    await send({"type": "http.response.start", "status": status, "headers": []})
+    await send({"type": "http.response.body", "body": b""})
+
+
+def read_headers(scope: Scope) -> tuple[dict[str, str], list[str]]:
+    """Header values by lower-case name (outer whitespace stripped), and every name as sent."""
+    values: dict[str, str] = {}
+    names: list[str] = []
+    for raw_name, raw_value in scope["headers"]:
+        name = raw_name.decode("latin-1").lower()
+        names.append(name)
+        values[name] = raw_value.decode("latin-1").strip(" \t")
+    return values, names
+
+
+def check_host(headers: dict[str, str]) -> None:
+    host = headers.get("host", "")
+    domain, _port = split_domain_port(host)
+    allowed = list(settings.ALLOWED_HOSTS)
+    if settings.DEBUG and not allowed:
+        allowed = _LOOPBACK_DEBUG_HOSTS
+    if not domain or not validate_host(domain, allowed):
+        raise HttpProblem(403, f"Forbidden: Host {host!r} is not in ALLOWED_HOSTS")
+
+
+def check_origin(headers: dict[str, str]) -> None:
+    """Refuse cross-site requests (DNS rebinding, drive-by pages); same-origin ones pass."""
+    origin = headers.get("origin")
+    if origin is None:
+        return
+    if origin in conf.get("ALLOWED_ORIGINS"):
+        return
+    parts = urlsplit(origin)
+    if parts.scheme in ("http", "https") and parts.netloc == headers.get("host"):
+        return
+    raise HttpProblem(
+        403,
+        f"Forbidden: Origin {origin!r} is not allowed; add it to ASK_MCP['ALLOWED_ORIGINS'] to "
+        "let pages from it call this server",
+    )
+
+
+def accepted(headers: dict[str, str]) -> tuple[bool, bool]:
+    """Whether the client accepts a JSON reply and an SSE reply."""
+    accept = headers.get("accept")
+    if accept is None:
+        return True, True
+    types = {part.split(";", 1)[0].strip().lower() for part in accept.split(",")}
+    anything = "*/*" in types
+    json_ok = anything or "application/json" in types or "application/*" in types
+    sse_ok = anything or "text/event-stream" in types or "text/*" in types
+    return json_ok, sse_ok
+
+
+async def read_body(receive: Receive, headers: dict[str, str], limit: int) -> bytes:
+    """The request body, refusing it as soon as it is known to pass `limit` bytes."""
+    declared = headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise _too_large(limit)
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise asyncio.CancelledError
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise _too_large(limit)
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def _too_large(limit: int) -> HttpProblem:
+    return HttpProblem(413, f"Payload Too Large: the body exceeds {limit} bytes "
+                            "(ASK_MCP['MAX_BODY_BYTES'])")
+
+
+async def wait_for_disconnect(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+class McpEndpoint:
+    """ASGI application for the MCP endpoint; route it at /mcp under Channels' URLRouter."""
+
+    def __init__(self, server: MCPServer | None = None) -> None:
+        self._server = server
+
+    @property
+    def server(self) -> MCPServer:
+        return self._server if self._server is not None else conf.get_server()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            raise ValueError(f"McpEndpoint serves HTTP only, not {scope['type']!r}")
+        headers, names = read_headers(scope)
+        try:
+            if scope["method"] != "POST":
+                raise HttpProblem(
+                    405,
+                    f"Method Not Allowed: {scope['method']} is not part of MCP 2026-07-28; send "
+                    "each message as a POST",
+                    [(b"allow", b"POST")],
+                )
+            check_host(headers)
+            check_origin(headers)
+            content_type = headers.get("content-type", "").split(";", 1)[0].strip().lower()
+            if content_type != mcp.CONTENT_TYPE_JSON:
+                raise HttpProblem(415, "Unsupported Media Type: send Content-Type: application/json")
+            json_ok, sse_ok = accepted(headers)
+            if not json_ok and not sse_ok:
+                raise HttpProblem(
+                    406, "Not Acceptable: accept application/json and text/event-stream"
+                )
+            body = await read_body(receive, headers, conf.get("MAX_BODY_BYTES"))
+        except HttpProblem as problem:
+            await send_json(
+                send, problem.status, encode(error_message(None, problem.error)), problem.headers
+            )
+            return
+        except asyncio.CancelledError:
+            return  # the client left while sending its body
+        try:
+            message = parse_message(body)
+        except MessageError as exc:
+            await send_json(send, 400, encode(error_message(exc.request_id, exc.error)))
+            return
+        if isinstance(message, Response):
+            error = JsonRpcError(
+                INVALID_REQUEST,
+                "Invalid request: a JSON-RPC response is only accepted inside a legacy "
+                "(initialize-era) session",
+            )
+            await send_json(send, 400, encode(error_message(message.id, error)))
+            return
+        if message.is_notification:
+            await send_empty(send, 202)
+            return
+        stream = HttpStream(send, allows_sse=sse_ok)
+        handling = asyncio.ensure_future(
+            self.server.handle_modern(message, headers=headers, header_names=names, stream=stream)
+        )
+        reply = await self._supervise(handling, receive, stream)
+        if reply is None:
+            return
+        await stream.finish(reply, http_status(reply["error"]["code"]) if "error" in reply else 200)
+
+    async def _supervise(
+        self, handling: asyncio.Future[Any], receive: Receive, stream: HttpStream
+    ) -> dict[str, Any] | None:
+        """Wait for the reply, keeping the stream alive; a client disconnect cancels the call."""
+        left = asyncio.ensure_future(wait_for_disconnect(receive))
+        interval = float(conf.get("KEEPALIVE_SECONDS"))
+        try:
+            while True:
+                done, _ = await asyncio.wait(
+                    (handling, left), timeout=interval, return_when=asyncio.FIRST_COMPLETED
+                )
+                if handling in done:
+                    reply: dict[str, Any] | None = handling.result()
+                    return reply
+                if left in done:
+                    handling.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await handling
+                    return None
+                await stream.keepalive()
+        finally:
+            left.cancel()

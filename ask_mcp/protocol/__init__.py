@@ -1,0 +1,1 @@
+"""The MCP wire, free of Django and of IO: JSON-RPC framing, the request envelope, SSE, form schemas."""

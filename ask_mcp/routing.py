@@ -1,0 +1,10 @@
+"""Channels routes for the app: mount `http_urlpatterns` in the project's ProtocolTypeRouter."""
+
+from __future__ import annotations
+
+from django.urls import path
+
+from .endpoint import McpEndpoint
+
+http_urlpatterns = [path("mcp", McpEndpoint(), name="mcp")]
+"""The MCP endpoint at /mcp; in another project: `URLRouter([*http_urlpatterns, re_path("", django_app)])`."""

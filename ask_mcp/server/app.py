@@ -1,0 +1,377 @@
+"""MCPServer: the tools it offers, its methods, and the one boundary where exceptions become wire errors.
+
+Transports hand it parsed requests (:meth:`MCPServer.handle_modern`) and write back what it
+returns; it knows nothing of HTTP beyond the header values it must compare, and nothing of
+Django. Pure asyncio.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from ..protocol import mcp
+from ..protocol.envelope import (
+    Envelope,
+    check_headers,
+    check_param_headers,
+    check_version,
+    read_envelope,
+)
+from ..protocol.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    JsonRpcError,
+    Request,
+    error_message,
+    json_type,
+    result_message,
+)
+from .context import Context, NullStream, Stream
+from .elicitation import ElicitationTable, OnElicit, QuestionObserver, Relay, RoundResult
+from .errors import ElicitationEnded, MissingClientCapability, ToolError
+from .state import InvalidState, StateSealer, request_binding
+from .toolkit import Tool, Toolkit, ToolResult
+
+logger = logging.getLogger("ask_mcp.server")
+
+LIST_TTL_MS: Final = 60_000
+"""How long clients may cache discover and list results; private, since lists may depend on auth."""
+
+STATE_REJECTIONS: Final[Mapping[str, str]] = {
+    "malformed": "requestState is malformed",
+    "signature": "requestState failed its integrity check (altered, or sealed with a key this "
+    "server does not hold)",
+    "version": "requestState has a format version this server does not read",
+    "principal": "requestState was issued to a different principal",
+    "request": "requestState was issued for a different request (method, name or arguments differ)",
+    "used": "requestState was already used: each state answers one round; retry with the newest "
+    "state",
+}
+_UNSET: Final = object()
+
+
+@dataclass(slots=True)
+class Inbound:
+    """A request that passed the envelope rungs, with what the transport knows about it."""
+
+    request: Request
+    envelope: Envelope
+    principal: str | None
+    stream: Stream
+    headers: Mapping[str, str] | None
+
+
+Method = Callable[[Inbound], Awaitable[dict[str, Any]]]
+
+
+class MCPServer:
+    """An MCP server: toolkits plugged under prefixes, an elicitation table, and the methods.
+
+    `on_elicit` answers questions when the client cannot show forms; `elicitation_capacity`
+    bounds how many questions wait at once; `elicitation_ttl` (seconds) is the longest any
+    question waits. `state_keys` seal requestState (first seals, all open); without them a
+    random per-process key is used, so parked calls do not survive a restart anyway.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        version: str = "0.1.0",
+        instructions: str | None = None,
+        *,
+        on_elicit: OnElicit | None = None,
+        elicitation_capacity: int = 64,
+        elicitation_ttl: float = 600.0,
+        state_keys: Iterable[bytes] | None = None,
+        observer: QuestionObserver | None = None,
+        relay: Relay | None = None,
+        title: str | None = None,
+    ) -> None:
+        if elicitation_capacity < 1:
+            raise ValueError("elicitation_capacity must be at least 1")
+        if elicitation_ttl <= 0:
+            raise ValueError("elicitation_ttl must be a positive number of seconds")
+        self.name = name
+        self.version = version
+        self.instructions = instructions
+        self.title = title
+        keys = list(state_keys) if state_keys is not None else [secrets.token_bytes(32)]
+        self.table = ElicitationTable(
+            sealer=StateSealer(keys),
+            capacity=elicitation_capacity,
+            ttl=elicitation_ttl,
+            on_elicit=on_elicit,
+            observer=observer,
+            relay=relay,
+        )
+        self.tools: dict[str, Tool] = {}
+        self.toolkits: list[tuple[Toolkit, str]] = []
+        self._server_info: dict[str, Any] = {"name": name, "version": version}
+        if title:
+            self._server_info["title"] = title
+        self._result_meta: Final = {mcp.META_SERVER_INFO: self._server_info}
+        self._methods: dict[str, Method] = {
+            "server/discover": self._discover,
+            "tools/list": self._tools_list,
+            "tools/call": self._tools_call,
+        }
+
+    # ------------------------------------------------------------------ composition
+
+    @property
+    def on_elicit(self) -> OnElicit | None:
+        return self.table.on_elicit
+
+    @on_elicit.setter
+    def on_elicit(self, hook: OnElicit | None) -> None:
+        self.table.on_elicit = hook
+
+    def plug(self, toolkit: Toolkit, prefix: Any = _UNSET) -> MCPServer:
+        """Register a toolkit's tools under `prefix` (its default prefix when omitted; "" for none).
+
+        Raises:
+            ValueError: a tool name is taken already or not allowed.
+        """
+        chosen = toolkit.default_prefix if prefix is _UNSET else prefix
+        if not isinstance(chosen, str):
+            raise TypeError(f"prefix must be a string, got {type(chosen).__name__}")
+        new_tools = list(toolkit.tools(chosen))
+        for tool in new_tools:
+            if tool.name in self.tools:
+                raise ValueError(
+                    f"Tool {tool.name!r} from {toolkit.toolkit_name()} is already registered; "
+                    "plug the toolkit under another prefix"
+                )
+        for tool in new_tools:
+            self.tools[tool.name] = tool
+        self.toolkits.append((toolkit, chosen))
+        return self
+
+    def capabilities(self) -> dict[str, Any]:
+        capabilities: dict[str, Any] = {}
+        if self.tools:
+            capabilities["tools"] = {}
+        return capabilities
+
+    # ------------------------------------------------------------------ the modern path
+
+    async def handle_modern(
+        self,
+        request: Request,
+        *,
+        headers: Mapping[str, str] | None = None,
+        header_names: Iterable[str] = (),
+        principal: str | None = None,
+        stream: Stream | None = None,
+    ) -> dict[str, Any] | None:
+        """Answer one 2026-07-28 request (None for a notification): the dispatch boundary.
+
+        Runs the validation ladder in the specification's order: `_meta`, headers, version,
+        method, capability; then the method. Every exception ends here as a JSON-RPC error.
+        """
+        if request.is_notification:
+            return None
+        request_id = request.id
+        assert request_id is not None
+        try:
+            envelope = read_envelope(request)
+            if headers is not None:
+                check_headers(request, envelope, headers, header_names)
+            check_version(envelope, (mcp.MODERN_VERSION,))
+            method = self._methods.get(request.method)
+            if method is None:
+                raise _unknown_method(request.method)
+            inbound = Inbound(request, envelope, principal, stream or NullStream(), headers)
+            result = await method(inbound)
+        except JsonRpcError as exc:
+            return error_message(request_id, exc)
+        except MissingClientCapability as exc:
+            return error_message(request_id, _missing_capability(exc))
+        except Exception:
+            logger.exception("%s failed", request.method)
+            return error_message(request_id, JsonRpcError(INTERNAL_ERROR, "Internal error"))
+        result.setdefault("resultType", mcp.RESULT_COMPLETE)
+        result["_meta"] = self._result_meta
+        return result_message(request_id, result)
+
+    async def _discover(self, inbound: Inbound) -> dict[str, Any]:
+        result: dict[str, Any] = {
+            "supportedVersions": list(self.supported_versions()),
+            "capabilities": self.capabilities(),
+        }
+        if self.instructions:
+            result["instructions"] = self.instructions
+        result["ttlMs"] = LIST_TTL_MS
+        result["cacheScope"] = "private"
+        return result
+
+    def supported_versions(self) -> tuple[str, ...]:
+        return (mcp.MODERN_VERSION,)
+
+    async def _tools_list(self, inbound: Inbound) -> dict[str, Any]:
+        return {
+            "tools": [tool.listing() for tool in self.tools.values()],
+            "ttlMs": LIST_TTL_MS,
+            "cacheScope": "private",
+        }
+
+    async def _tools_call(self, inbound: Inbound) -> dict[str, Any]:
+        params = inbound.request.params
+        tool, arguments = self._tool_and_arguments(params)
+        if inbound.headers is not None:
+            check_param_headers(tool.input_schema, arguments, inbound.headers)
+        envelope = inbound.envelope
+        if tool.required_capabilities:
+            _require(envelope.client_capabilities, tool.required_capabilities, tool.name)
+        responses = _input_responses(params)
+        binding = request_binding("tools/call", tool.name, arguments)
+        table = self.table
+        try:
+            if "requestState" in params:
+                claims = table.open_state(
+                    params["requestState"], binding=binding, principal=inbound.principal
+                )
+                outcome = await table.resume(
+                    claims,
+                    responses or {},
+                    stream=inbound.stream,
+                    progress_token=envelope.progress_token,
+                    log_level=envelope.log_level,
+                )
+            else:
+                ctx = Context(
+                    table=table,
+                    method="tools/call",
+                    name=tool.name,
+                    arguments=arguments,
+                    protocol_version=mcp.MODERN_VERSION,
+                    capabilities=envelope.client_capabilities,
+                    principal=inbound.principal,
+                    stream=inbound.stream,
+                    progress_token=envelope.progress_token,
+                    log_level=envelope.log_level,
+                    tool_title=tool.title,
+                    client_name=_client_name(envelope.client_info),
+                )
+                outcome = await table.run(
+                    ctx, _bind(tool, ctx, arguments), binding=binding, preset=responses
+                )
+        except InvalidState as exc:
+            raise JsonRpcError(
+                INVALID_PARAMS,
+                f"Invalid requestState: {STATE_REJECTIONS[exc.reason]}",
+                {"reason": exc.reason},
+            ) from exc
+        except Exception as exc:
+            return tool_failure(exc, tool.name)
+        return tool_outcome(outcome)
+
+    def _tool_and_arguments(self, params: Mapping[str, Any]) -> tuple[Tool, dict[str, Any]]:
+        name = params.get("name")
+        if not isinstance(name, str):
+            raise JsonRpcError(
+                INVALID_PARAMS, f"params.name must be a string naming a tool, got {json_type(name)}"
+            )
+        tool = self.tools.get(name)
+        if tool is None:
+            raise JsonRpcError(
+                INVALID_PARAMS,
+                f"Unknown tool: {name!r}; this server offers {', '.join(self.tools) or 'no tools'}",
+            )
+        arguments = params.get("arguments")
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict):
+            raise JsonRpcError(
+                INVALID_PARAMS, f"params.arguments must be an object, got {json_type(arguments)}"
+            )
+        return tool, arguments
+
+
+def tool_outcome(outcome: RoundResult) -> dict[str, Any]:
+    """The wire result of one round of a tools/call."""
+    if outcome.input_required is not None:
+        return outcome.input_required
+    value = outcome.value
+    if isinstance(value, str):
+        value = ToolResult.text(value)
+    if not isinstance(value, ToolResult):
+        raise TypeError(f"a tool returned {type(value).__name__}; return a ToolResult or a str")
+    return value.to_dict()
+
+
+def tool_failure(exc: Exception, tool_name: str) -> dict[str, Any]:
+    """The exception-to-result half of the boundary for tools/call.
+
+    Errors the protocol defines propagate (and become JSON-RPC errors); everything a model can
+    read and act on becomes a result.
+    """
+    if isinstance(exc, JsonRpcError | MissingClientCapability):
+        raise exc
+    if isinstance(exc, ElicitationEnded):
+        return ToolResult.text(exc.text).to_dict()
+    if isinstance(exc, ToolError):
+        return ToolResult.text(str(exc), is_error=True).to_dict()
+    logger.error("tool %s failed", tool_name, exc_info=exc)
+    return ToolResult.text(
+        f"The tool {tool_name} failed with an internal error; the server log has the details.",
+        is_error=True,
+    ).to_dict()
+
+
+def _bind(tool: Tool, ctx: Context, arguments: dict[str, Any]) -> Callable[[], Awaitable[Any]]:
+    def start() -> Awaitable[Any]:
+        return tool.handler(ctx, arguments)
+
+    return start
+
+
+def _input_responses(params: Mapping[str, Any]) -> dict[str, Any] | None:
+    if "inputResponses" not in params:
+        return None
+    responses = params["inputResponses"]
+    if not isinstance(responses, dict):
+        raise JsonRpcError(
+            INVALID_PARAMS,
+            f"params.inputResponses must be an object keyed by the server's inputRequests keys, "
+            f"got {json_type(responses)}",
+        )
+    return responses
+
+
+def _require(capabilities: Mapping[str, Any], required: Mapping[str, Any], what: str) -> None:
+    missing = {name: value for name, value in required.items() if name not in capabilities}
+    if missing:
+        raise MissingClientCapability(
+            f"{what} needs the client capabilities {', '.join(missing)}, which the client did not "
+            "declare",
+            missing,
+        )
+
+
+def _missing_capability(exc: MissingClientCapability) -> JsonRpcError:
+    return JsonRpcError(
+        MISSING_REQUIRED_CLIENT_CAPABILITY, exc.message, {"requiredCapabilities": exc.required}
+    )
+
+
+def _unknown_method(method: str) -> JsonRpcError:
+    if method in mcp.REMOVED_IN_MODERN:
+        return JsonRpcError(
+            METHOD_NOT_FOUND,
+            f"Method not found: {method!r} does not exist in protocol version {mcp.MODERN_VERSION}",
+        )
+    return JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {method!r}")
+
+
+def _client_name(info: Mapping[str, Any] | None) -> str | None:
+    if info is None:
+        return None
+    name = info.get("name")
+    return name if isinstance(name, str) else None

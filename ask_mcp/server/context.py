@@ -1,0 +1,148 @@
+"""The Context a handler receives: who is calling, and how to ask them, report progress or log.
+
+A Context lives as long as the call, across every round of a multi round-trip request; the
+stream it reports on is the current round's. Asking goes through the elicitation table.
+Pure: no Django.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..protocol import mcp
+from ..protocol.forms import ElicitResult
+from ..protocol.jsonrpc import notification_message
+
+if TYPE_CHECKING:
+    from .elicitation import ElicitationTable, InputChannel
+
+
+class Stream(Protocol):
+    """Where the current request's notifications go (an SSE response, stdio, a relay)."""
+
+    async def notify(self, message: dict[str, Any]) -> None: ...
+
+
+class NullStream:
+    """A stream for callers that want no notifications."""
+
+    async def notify(self, message: dict[str, Any]) -> None:
+        return None
+
+
+class Context:
+    """One call's view of its caller and of the ways to reach them."""
+
+    __slots__ = (
+        "arguments",
+        "capabilities",
+        "client_name",
+        "era",
+        "input_channel",
+        "log_level",
+        "method",
+        "name",
+        "principal",
+        "progress_token",
+        "protocol_version",
+        "stream",
+        "table",
+        "tool_title",
+    )
+
+    def __init__(
+        self,
+        *,
+        table: ElicitationTable,
+        method: str,
+        name: str,
+        arguments: Mapping[str, Any],
+        protocol_version: str,
+        capabilities: Mapping[str, Any],
+        principal: str | None,
+        stream: Stream,
+        progress_token: str | int | None = None,
+        log_level: str | None = None,
+        input_channel: InputChannel | None = None,
+        tool_title: str | None = None,
+        client_name: str | None = None,
+    ) -> None:
+        self.table = table
+        self.method = method
+        self.name = name
+        self.arguments = arguments
+        self.protocol_version = protocol_version
+        self.era = "modern" if protocol_version == mcp.MODERN_VERSION else "legacy"
+        self.capabilities = capabilities
+        self.principal = principal
+        self.stream = stream
+        self.progress_token = progress_token
+        self.log_level = log_level
+        self.input_channel = input_channel
+        self.tool_title = tool_title
+        self.client_name = client_name
+
+    @property
+    def client_shows_forms(self) -> bool:
+        """True when a question can go to the client itself rather than to `on_elicit`."""
+        return self.input_channel is not None and mcp.supports_form_elicitation(self.capabilities)
+
+    async def elicit(
+        self,
+        message: str,
+        requested_schema: Mapping[str, Any],
+        *,
+        timeout: float | None = None,
+        key: str | None = None,
+    ) -> ElicitResult:
+        """Ask the person a form question and wait for their reply.
+
+        The question goes to the client when it shows forms, else to the server's `on_elicit`.
+        An accepted answer has been checked against `requested_schema` (a mismatch is asked
+        again, at most twice) and holds only the schema's fields.
+
+        Raises:
+            ElicitationUnavailable: nobody can be asked.
+            ElicitationTimedOut: `timeout` (or the server TTL) passed without an answer.
+            NoValidAnswer: every attempt failed the schema.
+            ElicitationCapacityExceeded: too many questions are already waiting.
+        """
+        return await self.table.elicit(
+            self, message, requested_schema, timeout=timeout, key=key or self.name
+        )
+
+    async def request_inputs(self, requests: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+        """Send the client several input requests at once (elicitation, sampling, roots).
+
+        Returns the client's raw responses by key. Each request must be allowed by a declared
+        capability.
+
+        Raises:
+            MissingClientCapability: a request needs a capability the client did not declare.
+        """
+        return await self.table.request_inputs(self, requests)
+
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Send notifications/progress, if the request asked for progress."""
+        if self.progress_token is None:
+            return
+        params: dict[str, Any] = {"progressToken": self.progress_token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        await self.stream.notify(notification_message("notifications/progress", params))
+
+    async def log(self, level: str, data: Any, logger: str | None = None) -> None:
+        """Send notifications/message, only when the request set a log level at or below `level`."""
+        if self.log_level not in mcp.LOG_LEVELS or level not in mcp.LOG_LEVELS:
+            return
+        if mcp.LOG_LEVELS.index(level) < mcp.LOG_LEVELS.index(self.log_level):
+            return
+        params: dict[str, Any] = {"level": level, "data": data}
+        if logger is not None:
+            params["logger"] = logger
+        await self.stream.notify(notification_message("notifications/message", params))

@@ -1,0 +1,560 @@
+"""The elicitation table: every call waiting for a person, and the only code that knows how answers return.
+
+A question travels one of three ways. To a 2026-07-28 client that shows forms it goes as a
+multi round-trip request: the handler is *parked* here (its task stays suspended inside
+``ctx.elicit``), the tools/call is answered ``input_required`` with a sealed requestState, and
+the retry carrying ``inputResponses`` wakes the same task where it stopped; nothing is re-run.
+To a legacy client it goes as a server-initiated request on the call's stream (an
+:class:`InputChannel` supplied by the transport). Otherwise it goes to the server's
+``on_elicit`` hook (the browser inbox). All three share the capacity, the deadlines, the schema
+checks and the re-ask rule. Pure asyncio: no Django.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import secrets
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, Final, Protocol
+
+from ..protocol import mcp
+from ..protocol.forms import ElicitResult, check_form_schema, form_errors, read_elicit_result
+from .context import Context, Stream
+from .errors import (
+    ElicitationCapacityExceeded,
+    ElicitationEnded,
+    ElicitationTimedOut,
+    ElicitationUnavailable,
+    MissingClientCapability,
+    NoValidAnswer,
+    QuestionNoLongerWaiting,
+)
+from .state import InvalidState, StateClaims, StateSealer
+
+logger = logging.getLogger("ask_mcp.elicitation")
+
+MAX_REASKS: Final = 2
+"""How many times an answer that does not fit its form is asked again before giving up."""
+EXPIRY_GRACE: Final = 1.0
+"""Seconds a parked call outlives its state's expiry, so a late retry meets "expired", not "gone"."""
+
+STATUS_FOR_ACTION: Final[Mapping[str, str]] = {
+    "accept": "accepted",
+    "decline": "declined",
+    "cancel": "cancelled",
+}
+
+
+@dataclass(slots=True)
+class Question:
+    """One question put to a person, as observers (the recorder, the inbox) see it."""
+
+    id: str
+    message: str
+    schema: Mapping[str, Any]
+    tool: str
+    principal: str | None
+    route: str
+    created_at: float
+    expires_at: float
+    client_name: str | None = None
+    attempt: int = 1
+
+
+class QuestionObserver(Protocol):
+    """Told when a question is put and when it ends; the Django recorder implements it."""
+
+    async def asked(self, question: Question) -> None: ...
+
+    def ended(self, question: Question, status: str, answer: Mapping[str, Any] | None) -> None: ...
+
+
+OnElicit = Callable[[Question, Context], Awaitable[ElicitResult | Mapping[str, Any]]]
+"""A server-side way to ask: given the question, wait for the person's reply."""
+
+
+class InputChannel(Protocol):
+    """How a running call sends the client an input request and receives its response."""
+
+    async def request(self, key: str, request: dict[str, Any], deadline: float) -> Any: ...
+
+
+class Relay(Protocol):
+    """Forwards a retry to the worker process holding its parked call."""
+
+    worker: str
+
+    async def resume_remote(
+        self,
+        claims: StateClaims,
+        responses: Mapping[str, Any],
+        stream: Stream,
+        progress_token: str | int | None,
+        log_level: str | None,
+    ) -> RoundResult: ...
+
+
+@dataclass(slots=True)
+class RoundResult:
+    """How one request of a call ended: with the handler's value, or asking for input."""
+
+    value: Any = None
+    input_required: dict[str, Any] | None = None
+
+
+@dataclass(slots=True)
+class _Pending:
+    request: dict[str, Any]
+    future: asyncio.Future[Any]
+    deadline: float
+
+
+@dataclass(slots=True, eq=False)
+class ParkedCall:
+    """A call whose handler task may be suspended waiting for the client's input."""
+
+    table: ElicitationTable
+    id: str
+    ctx: Context
+    binding: str
+    principal: str
+    preset: dict[str, Any] | None
+    task: asyncio.Task[Any] | None = None
+    round: int = 1
+    pending: dict[str, _Pending] = field(default_factory=dict)
+    overrides: dict[str, Any] = field(default_factory=dict)
+    wake: asyncio.Future[None] | None = None
+    cut_handle: asyncio.Handle | None = None
+    timer: asyncio.TimerHandle | None = None
+    holds_slot: bool = False
+    deadline: float = 0.0
+    end_reason: str = "withdrawn"
+
+    async def request(self, key: str, request: dict[str, Any], deadline: float) -> Any:
+        """InputChannel for MRTR: queue the request for this round and wait for the retry."""
+        if self.preset is not None and key in self.preset:
+            return self.preset.pop(key)  # answered up front by the first request
+        if key in self.pending:
+            raise ValueError(f"two input requests in one round share the key {key!r}")
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
+        self.pending[key] = _Pending(request, future, deadline)
+        if self.cut_handle is None:
+            # call_soon runs after sibling tasks started by the same gather() have queued theirs
+            self.cut_handle = loop.call_soon(self.table._cut, self)
+        return await future
+
+
+class ElicitationTable:
+    """Parked and held calls, their capacity, their deadlines, and how each is resumed."""
+
+    def __init__(
+        self,
+        *,
+        sealer: StateSealer,
+        capacity: int = 64,
+        ttl: float = 600.0,
+        on_elicit: OnElicit | None = None,
+        observer: QuestionObserver | None = None,
+        relay: Relay | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.sealer = sealer
+        self.capacity = capacity
+        self.ttl = ttl
+        self.on_elicit = on_elicit
+        self.observer = observer
+        self.relay = relay
+        self.clock = clock
+        self.worker = relay.worker if relay is not None else f"local.{secrets.token_hex(6)}"
+        self._calls: dict[str, ParkedCall] = {}
+        self._seq = itertools.count(1)
+        self._issued = 0
+        self._in_use = 0
+
+    # ------------------------------------------------------------------ introspection
+
+    @property
+    def waiting(self) -> int:
+        """Questions currently occupying a place in the table."""
+        return self._in_use
+
+    def parked_call(self, call_id: str) -> ParkedCall | None:
+        return self._calls.get(call_id)
+
+    # ------------------------------------------------------------------ asking
+
+    async def elicit(
+        self,
+        ctx: Context,
+        message: str,
+        schema: Mapping[str, Any],
+        *,
+        timeout: float | None,
+        key: str,
+    ) -> ElicitResult:
+        """Ask one form question by whichever route reaches a person; see Context.elicit."""
+        check_form_schema(schema)
+        if ctx.client_shows_forms:
+            route = "client"
+        elif self.on_elicit is not None:
+            route = "browser"
+        else:
+            raise ElicitationUnavailable
+        now = self.clock()
+        limit = self.ttl if timeout is None else max(0.0, min(timeout, self.ttl))
+        question = Question(
+            id=uuid.uuid4().hex,
+            message=message,
+            schema=schema,
+            tool=ctx.name,
+            principal=ctx.principal,
+            route=route,
+            created_at=now,
+            expires_at=now + limit,
+            client_name=ctx.client_name,
+        )
+        parked = ctx.input_channel if isinstance(ctx.input_channel, ParkedCall) else None
+        if parked is not None and route == "client":
+            self._hold_slot(parked)  # held until the call ends, across every round
+        else:
+            self._reserve()
+        status, answer = "withdrawn", None
+        try:
+            if self.observer is not None:
+                await self.observer.asked(question)
+            reply = await self._ask_until_valid(ctx, question, key)
+            status, answer = STATUS_FOR_ACTION[reply.action], reply.content
+            return reply
+        except ElicitationTimedOut:
+            status = "expired"
+            raise
+        except NoValidAnswer:
+            status = "declined"
+            raise
+        except asyncio.CancelledError:
+            if parked is not None:
+                status = parked.end_reason
+            raise
+        finally:
+            if parked is None or route != "client":
+                self._in_use -= 1
+            if self.observer is not None:
+                self.observer.ended(question, status, answer)
+
+    async def _ask_until_valid(self, ctx: Context, question: Question, key: str) -> ElicitResult:
+        text = question.message
+        for attempt in range(1, MAX_REASKS + 2):
+            question.attempt = attempt
+            reply = await self._ask_once(ctx, question, text, key)
+            if reply.action != "accept":
+                return reply
+            content = reply.content or {}
+            problems = form_errors(question.schema, content)
+            if not problems:
+                fields = question.schema["properties"]
+                return ElicitResult("accept", {k: v for k, v in content.items() if k in fields})
+            summary = "; ".join(str(problem) for problem in problems)
+            text = f"{question.message}\n\n(The previous answer could not be used: {summary}.)"
+        raise NoValidAnswer(MAX_REASKS + 1, summary)
+
+    async def _ask_once(self, ctx: Context, question: Question, text: str, key: str) -> ElicitResult:
+        if question.route == "client":
+            assert ctx.input_channel is not None
+            params = {"mode": "form", "message": text, "requestedSchema": question.schema}
+            raw = await ctx.input_channel.request(
+                key, {"method": mcp.ELICITATION_METHOD, "params": params}, question.expires_at
+            )
+            # A reply that is not an ElicitResult is a refusal, not a fault.
+            return read_elicit_result(raw) or ElicitResult("decline")
+        assert self.on_elicit is not None
+        shown = Question(**{**_fields(question), "message": text})
+        try:
+            async with asyncio.timeout(max(0.0, question.expires_at - self.clock())):
+                reply = await self.on_elicit(shown, ctx)
+        except TimeoutError as exc:
+            raise ElicitationTimedOut from exc
+        if isinstance(reply, ElicitResult):
+            return reply
+        return read_elicit_result(reply) or ElicitResult("decline")
+
+    async def request_inputs(
+        self, ctx: Context, requests: Mapping[str, Mapping[str, Any]]
+    ) -> dict[str, Any]:
+        """Send several raw input requests in one round; see Context.request_inputs."""
+        for request in requests.values():
+            needed = _capability_for(request)
+            if ctx.input_channel is None or not _declares(ctx.capabilities, needed):
+                raise MissingClientCapability(
+                    f"This request needs the client capability {next(iter(needed))!r}, which "
+                    "the client did not declare.",
+                    needed,
+                )
+        channel = ctx.input_channel
+        assert channel is not None
+        parked = channel if isinstance(channel, ParkedCall) else None
+        if parked is not None:
+            self._hold_slot(parked)
+        else:
+            self._reserve()
+        deadline = self.clock() + self.ttl
+        try:
+            answers = await asyncio.gather(
+                *(channel.request(key, dict(request), deadline)
+                  for key, request in requests.items())
+            )
+        finally:
+            if parked is None:
+                self._in_use -= 1
+        return dict(zip(requests, answers, strict=True))
+
+    def _reserve(self) -> None:
+        """Take a place in the table now, so concurrent askers can never overshoot capacity."""
+        if self._in_use >= self.capacity:
+            raise ElicitationCapacityExceeded(self._in_use)
+        self._in_use += 1
+
+    def _hold_slot(self, call: ParkedCall) -> None:
+        if not call.holds_slot:
+            self._reserve()
+            call.holds_slot = True
+
+    def _release_slot(self, call: ParkedCall) -> None:
+        if call.holds_slot:
+            call.holds_slot = False
+            self._in_use -= 1
+
+    # ------------------------------------------------------------------ multi round-trip calls
+
+    async def run(
+        self,
+        ctx: Context,
+        handler: Callable[[], Awaitable[Any]],
+        *,
+        binding: str,
+        preset: Mapping[str, Any] | None = None,
+    ) -> RoundResult:
+        """Start a call that may park: run `handler` until it finishes or waits for input."""
+        call = ParkedCall(
+            table=self,
+            id=str(next(self._seq)),
+            ctx=ctx,
+            binding=binding,
+            principal=self.sealer.principal_digest(ctx.principal),
+            preset=dict(preset) if preset else None,
+        )
+        self._issued += 1
+        ctx.input_channel = call
+        call.task = asyncio.get_running_loop().create_task(handler())
+        call.task.add_done_callback(partial(self._task_done, call))
+        return await self._drive(call)
+
+    def open_state(self, token: Any, *, binding: str, principal: str | None) -> StateClaims:
+        """Verify a retry's requestState against the retry itself.
+
+        Raises:
+            InvalidState: tampered, malformed, or issued for another principal or request.
+        """
+        if not isinstance(token, str):
+            raise InvalidState("malformed")
+        claims = self.sealer.open(token)
+        if claims.principal != self.sealer.principal_digest(principal):
+            raise InvalidState("principal")
+        if claims.binding != binding:
+            raise InvalidState("request")
+        return claims
+
+    async def resume(
+        self,
+        claims: StateClaims,
+        responses: Mapping[str, Any],
+        *,
+        stream: Stream,
+        progress_token: str | int | None = None,
+        log_level: str | None = None,
+    ) -> RoundResult:
+        """Wake the parked call a verified requestState names, with the client's responses.
+
+        Raises:
+            ElicitationTimedOut: the state expired (a plain "did not answer in time" result).
+            QuestionNoLongerWaiting: the call is gone (its worker restarted).
+            InvalidState: the state was already used (a replay or a double submit).
+        """
+        if claims.expires_at <= self.clock():
+            raise ElicitationTimedOut
+        if claims.owner != self.worker:
+            if self.relay is None:
+                raise QuestionNoLongerWaiting
+            return await self.relay.resume_remote(
+                claims, responses, stream, progress_token, log_level
+            )
+        return await self.resume_local(
+            claims, responses, stream=stream, progress_token=progress_token, log_level=log_level
+        )
+
+    async def resume_local(
+        self,
+        claims: StateClaims,
+        responses: Mapping[str, Any],
+        *,
+        stream: Stream,
+        progress_token: str | int | None = None,
+        log_level: str | None = None,
+    ) -> RoundResult:
+        """The owner's half of :meth:`resume`, also reached through a relay."""
+        call = self._calls.get(claims.call)
+        if call is None:
+            if claims.call.isdigit() and int(claims.call) <= self._issued:
+                raise InvalidState("used")
+            raise QuestionNoLongerWaiting
+        if call.round != claims.round or call.wake is not None:
+            raise InvalidState("used")
+        call.round += 1
+        ctx = call.ctx
+        ctx.stream, ctx.progress_token, ctx.log_level = stream, progress_token, log_level
+        assert call.task is not None
+        if call.task.done():
+            return self._collect(call)
+        answers = {**responses, **call.overrides}
+        if any(key not in answers for key in call.pending):
+            return RoundResult(input_required=self._park(call))  # ask the same again
+        if call.timer is not None:
+            call.timer.cancel()
+            call.timer = None
+        for key, pending in call.pending.items():
+            if not pending.future.done():
+                pending.future.set_result(answers[key])
+        call.pending.clear()
+        call.overrides.clear()
+        return await self._drive(call)
+
+    def answer_parked(self, call_id: str, reply: ElicitResult) -> bool:
+        """Settle a parked call's pending questions server-side (an admin's cancel or expire).
+
+        The call resumes with `reply` when its client retries. False when no such call waits.
+        """
+        call = self._calls.get(call_id)
+        if call is None or not call.pending:
+            return False
+        call.overrides = {key: reply.to_dict() for key in call.pending}
+        return True
+
+    async def _drive(self, call: ParkedCall) -> RoundResult:
+        assert call.task is not None
+        wake = call.wake = asyncio.get_running_loop().create_future()
+        if call.task.done():
+            wake.set_result(None)
+        try:
+            await wake
+        except asyncio.CancelledError:
+            self._drop(call, "withdrawn")  # the client went away: 2026-07-28 cancellation
+            raise
+        finally:
+            call.wake = None
+        if call.task.done():
+            return self._collect(call)
+        return RoundResult(input_required=self._park(call))
+
+    def _collect(self, call: ParkedCall) -> RoundResult:
+        self._drop(call, "withdrawn")
+        assert call.task is not None
+        if call.task.cancelled():
+            raise QuestionNoLongerWaiting
+        return RoundResult(value=call.task.result())
+
+    def _park(self, call: ParkedCall) -> dict[str, Any]:
+        call.preset = None  # answers sent up front apply to the first request only
+        call.deadline = min(pending.deadline for pending in call.pending.values())
+        loop = asyncio.get_running_loop()
+        if call.timer is not None:
+            call.timer.cancel()
+        delay = call.deadline - self.clock() + EXPIRY_GRACE
+        call.timer = loop.call_at(loop.time() + delay, self._expire, call)
+        self._calls[call.id] = call
+        token = self.sealer.seal(
+            StateClaims(call.id, call.round, self.worker, call.principal, call.binding,
+                        call.deadline)
+        )
+        requests = {key: pending.request for key, pending in call.pending.items()}
+        return {
+            "resultType": mcp.RESULT_INPUT_REQUIRED,
+            "inputRequests": requests,
+            "requestState": token,
+        }
+
+    def _cut(self, call: ParkedCall) -> None:
+        call.cut_handle = None
+        if call.wake is not None and not call.wake.done():
+            call.wake.set_result(None)
+
+    def _task_done(self, call: ParkedCall, task: asyncio.Task[Any]) -> None:
+        if call.wake is not None and not call.wake.done():
+            call.wake.set_result(None)
+        self._release_slot(call)
+
+    def _expire(self, call: ParkedCall) -> None:
+        call.timer = None
+        if call.wake is None:
+            self._drop(call, "expired")
+
+    def _drop(self, call: ParkedCall, reason: str) -> None:
+        if call.timer is not None:
+            call.timer.cancel()
+            call.timer = None
+        if call.cut_handle is not None:
+            call.cut_handle.cancel()
+            call.cut_handle = None
+        self._calls.pop(call.id, None)
+        self._release_slot(call)
+        if call.task is not None and not call.task.done():
+            call.end_reason = reason
+            call.task.cancel()
+
+    def cancel_all(self) -> None:
+        """Cancel every parked call (server shutdown)."""
+        for call in list(self._calls.values()):
+            self._drop(call, "expired")
+
+
+def _fields(question: Question) -> dict[str, Any]:
+    return {name: getattr(question, name) for name in Question.__dataclass_fields__}
+
+
+def _capability_for(request: Mapping[str, Any]) -> dict[str, Any]:
+    method = request.get("method")
+    if method == mcp.ELICITATION_METHOD:
+        mode = request.get("params", {}).get("mode", "form")
+        return {"elicitation": {mode: {}}}
+    if method == mcp.SAMPLING_METHOD:
+        return {"sampling": {}}
+    if method == mcp.ROOTS_METHOD:
+        return {"roots": {}}
+    raise ValueError(f"{method!r} is not an input request method")
+
+
+def _declares(capabilities: Mapping[str, Any], needed: Mapping[str, Any]) -> bool:
+    (name, detail), = needed.items()
+    if name == "elicitation":
+        if "form" in detail:
+            return mcp.supports_form_elicitation(capabilities)
+        return mcp.supports_url_elicitation(capabilities)
+    return mcp.has_capability(capabilities, name)
+
+
+__all__ = [
+    "ElicitationEnded",
+    "ElicitationTable",
+    "InputChannel",
+    "OnElicit",
+    "ParkedCall",
+    "Question",
+    "QuestionObserver",
+    "Relay",
+    "RoundResult",
+]

@@ -1,0 +1,89 @@
+"""Exceptions a handler or the elicitation table raises, each with the words its caller will see.
+
+They are translated into results or JSON-RPC errors in exactly one place, the dispatch boundary
+in :mod:`ask_mcp.server.app`. Pure: no Django.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+TIMED_OUT_TEXT: Final = (
+    "The user did not answer in time. Carry on without the answer, or stop and explain what "
+    "you still need."
+)
+NO_LONGER_WAITING_TEXT: Final = (
+    "That question is no longer waiting for an answer (the server restarted or the question was "
+    "withdrawn). Ask again if you still need it."
+)
+
+
+class ToolError(Exception):
+    """A failure the model can fix and retry: becomes an `isError: true` tool result."""
+
+
+class MissingClientCapability(Exception):
+    """The request needs a client capability the client did not declare (-32021)."""
+
+    def __init__(self, message: str, required: Mapping[str, Any]) -> None:
+        super().__init__(message)
+        self.message = message
+        self.required = dict(required)
+
+
+class ElicitationUnavailable(MissingClientCapability):
+    """Nobody can be asked: the client shows no forms and the server has no `on_elicit`."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "This tool needs to ask the user a question, and nobody can be asked: the client did "
+            "not declare the elicitation capability (form mode) and the server has no on_elicit "
+            "fallback. Use a client that declares elicitation, or configure on_elicit on the "
+            "server.",
+            {"elicitation": {"form": {}}},
+        )
+
+
+class ElicitationEnded(Exception):
+    """The question ended without an answer; the call finishes with a plain, non-error result."""
+
+    text: str = ""
+
+    def __init__(self, text: str | None = None) -> None:
+        super().__init__(text or self.text)
+        if text is not None:
+            self.text = text
+
+
+class ElicitationTimedOut(ElicitationEnded):
+    """Nobody answered before the question's deadline."""
+
+    text = TIMED_OUT_TEXT
+
+
+class QuestionNoLongerWaiting(ElicitationEnded):
+    """The parked call a retry names is gone (the server restarted) or the ask was withdrawn."""
+
+    text = NO_LONGER_WAITING_TEXT
+
+
+class NoValidAnswer(ElicitationEnded):
+    """Every attempt at the form came back not matching its schema."""
+
+    def __init__(self, attempts: int, last_problem: str) -> None:
+        super().__init__(
+            f"No valid answer came after {attempts} attempts (last problem: {last_problem}). "
+            "Carry on without it, or ask again more simply."
+        )
+
+
+class ElicitationCapacityExceeded(ToolError):
+    """The elicitation table is full; the question is refused rather than queued."""
+
+    def __init__(self, waiting: int) -> None:
+        super().__init__(
+            f"{waiting} questions are already waiting for answers, the most this server holds "
+            "at once. Try again after some are answered, or carry on without asking."
+        )
+        self.waiting = waiting

@@ -1,0 +1,126 @@
+"""Sealing and opening `requestState`: the HMAC-protected handle a client echoes to resume a parked call.
+
+The token is readable but not forgeable: `base64url(claims) "." base64url(HMAC-SHA256 tag)`.
+Claims bind the parked call, the round, the principal, the request (method, name, arguments
+digest) and an expiry. Keys rotate: the first key seals, every key opens. Pure: no Django.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+_VERSION: Final = 1
+_TAG_BYTES: Final = 16
+_KEY_CONTEXT: Final = b"ask_mcp/request-state/v1"
+_ARGS_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+class InvalidState(Exception):
+    """A requestState that must be refused; `reason` says which check failed."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class StateClaims:
+    """What a sealed requestState asserts about the retry that carries it."""
+
+    call: str
+    round: int
+    owner: str
+    principal: str
+    binding: str
+    expires_at: float
+
+
+def derive_key(secret: str | bytes) -> bytes:
+    """A state-sealing key derived from an application secret, so the secret itself never signs."""
+    raw = secret.encode("utf-8") if isinstance(secret, str) else secret
+    return hmac.new(raw, _KEY_CONTEXT, hashlib.sha256).digest()
+
+
+def request_binding(method: str, name: str, arguments: Mapping[str, Any] | None) -> str:
+    """A short digest naming the request a state belongs to: method, tool/prompt/uri, arguments."""
+    digest = hashlib.sha256()
+    digest.update(method.encode("utf-8"))
+    digest.update(b"\0")
+    digest.update(name.encode("utf-8"))
+    digest.update(b"\0")
+    digest.update(_ARGS_ENCODER.encode(arguments or {}).encode("utf-8"))
+    return base64.urlsafe_b64encode(digest.digest()[:12]).decode("ascii")
+
+
+class StateSealer:
+    """Seals claims into tokens and opens tokens back into claims."""
+
+    def __init__(self, keys: Sequence[bytes]) -> None:
+        if not keys:
+            raise ValueError("StateSealer needs at least one key")
+        if any(len(key) < 32 for key in keys):
+            raise ValueError("requestState keys must be at least 32 bytes; use derive_key()")
+        self._keys = tuple(keys)
+
+    def principal_digest(self, principal: str | None) -> str:
+        """An opaque stand-in for the principal, so tokens do not show who asked."""
+        if principal is None:
+            return "-"
+        tag = hmac.new(self._keys[0], b"principal\0" + principal.encode("utf-8"), hashlib.sha256)
+        return base64.urlsafe_b64encode(tag.digest()[:9]).decode("ascii")
+
+    def seal(self, claims: StateClaims) -> str:
+        payload = json.dumps(
+            [_VERSION, claims.call, claims.round, claims.owner, claims.principal, claims.binding,
+             round(claims.expires_at, 3)],
+            separators=(",", ":"),
+        ).encode("utf-8")
+        tag = hmac.new(self._keys[0], payload, hashlib.sha256).digest()[:_TAG_BYTES]
+        return _b64(payload) + "." + _b64(tag)
+
+    def open(self, token: str) -> StateClaims:
+        """Verify a token and return its claims.
+
+        Raises:
+            InvalidState: the token is malformed or its tag matches no key.
+        """
+        if not isinstance(token, str) or len(token) > 4096 or token.count(".") != 1:
+            raise InvalidState("malformed")
+        body, _, sig = token.partition(".")
+        try:
+            payload = _unb64(body)
+            tag = _unb64(sig)
+        except (binascii.Error, ValueError) as exc:
+            raise InvalidState("malformed") from exc
+        if not any(
+            hmac.compare_digest(hmac.new(key, payload, hashlib.sha256).digest()[:_TAG_BYTES], tag)
+            for key in self._keys
+        ):
+            raise InvalidState("signature")
+        try:
+            version, call, round_no, owner, principal, binding, expires_at = json.loads(payload)
+        except (ValueError, TypeError) as exc:
+            raise InvalidState("malformed") from exc
+        if version != _VERSION:
+            raise InvalidState("version")
+        return StateClaims(call, round_no, owner, principal, binding, float(expires_at))
+
+
+def _b64(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+
+
+def _unb64(text: str) -> bytes:
+    if not text or not text.isascii():
+        raise ValueError("empty or non-ASCII")
+    raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    if _b64(raw) != text:
+        raise ValueError("non-canonical base64")
+    return raw

@@ -1,0 +1,24 @@
+"""ASGI entry point: /mcp goes to the MCP endpoint, everything else to Django."""
+
+from __future__ import annotations
+
+import os
+
+from django.core.asgi import get_asgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "askserver.settings")
+django_asgi_app = get_asgi_application()
+
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402  (needs the app registry)
+from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
+from django.urls import re_path  # noqa: E402
+
+from ask_mcp.routing import http_urlpatterns  # noqa: E402
+
+application = ProtocolTypeRouter(
+    {
+        "http": URLRouter(
+            [*http_urlpatterns, re_path(r"", ASGIStaticFilesHandler(django_asgi_app))]
+        ),
+    }
+)

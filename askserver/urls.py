@@ -1,0 +1,10 @@
+"""URLs of the Django side (the MCP endpoint is routed in asgi.py)."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.urls import path
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+]
