@@ -35,20 +35,25 @@ def check_ask_mcp_settings(
         value = conf.get(key)
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             messages.append(
-                Error(f"ASK_MCP['{key}'] must be a positive integer, got {value!r}.",
-                      id="ask_mcp.E003")
+                Error(
+                    f"ASK_MCP['{key}'] must be a positive integer, got {value!r}.",
+                    id="ask_mcp.E003",
+                )
             )
     for key in ("ELICITATION_TTL", "KEEPALIVE_SECONDS"):
         value = conf.get(key)
         if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
             messages.append(
-                Error(f"ASK_MCP['{key}'] must be a positive number of seconds, got {value!r}.",
-                      id="ask_mcp.E004")
+                Error(
+                    f"ASK_MCP['{key}'] must be a positive number of seconds, got {value!r}.",
+                    id="ask_mcp.E004",
+                )
             )
     toolkits = conf.get("TOOLKITS")
     if not isinstance(toolkits, Mapping):
-        messages.append(Error("ASK_MCP['TOOLKITS'] must be a dict of name -> settings.",
-                              id="ask_mcp.E005"))
+        messages.append(
+            Error("ASK_MCP['TOOLKITS'] must be a dict of name -> settings.", id="ask_mcp.E005")
+        )
     else:
         for name, options in toolkits.items():
             try:
@@ -62,13 +67,19 @@ def check_ask_mcp_settings(
                 import_string(path)
             except ImportError as exc:
                 messages.append(
-                    Error(f"ASK_MCP['{key}'] = {path!r} cannot be imported: {exc}",
-                          id="ask_mcp.E007")
+                    Error(
+                        f"ASK_MCP['{key}'] = {path!r} cannot be imported: {exc}", id="ask_mcp.E007"
+                    )
                 )
     origins = conf.get("ALLOWED_ORIGINS")
     if not isinstance(origins, list | tuple) or not all(isinstance(o, str) for o in origins):
-        messages.append(Error("ASK_MCP['ALLOWED_ORIGINS'] must be a list of origins such as "
-                              "'https://app.example.com'.", id="ask_mcp.E008"))
+        messages.append(
+            Error(
+                "ASK_MCP['ALLOWED_ORIGINS'] must be a list of origins such as "
+                "'https://app.example.com'.",
+                id="ask_mcp.E008",
+            )
+        )
     if "default" not in getattr(settings, "CHANNEL_LAYERS", {}):
         messages.append(
             Warning(

@@ -107,8 +107,11 @@ async def send_json(
         {
             "type": "http.response.start",
             "status": status,
-            "headers": [*_JSON_HEADERS, (b"content-length", str(len(body)).encode()),
-                        *(headers or [])],
+            "headers": [
+                *_JSON_HEADERS,
+                (b"content-length", str(len(body)).encode()),
+                *(headers or []),
+            ],
         }
     )
     await send({"type": "http.response.body", "body": body})
@@ -190,8 +193,9 @@ async def read_body(receive: Receive, headers: dict[str, str], limit: int) -> by
 
 
 def _too_large(limit: int) -> HttpProblem:
-    return HttpProblem(413, f"Payload Too Large: the body exceeds {limit} bytes "
-                            "(ASK_MCP['MAX_BODY_BYTES'])")
+    return HttpProblem(
+        413, f"Payload Too Large: the body exceeds {limit} bytes (ASK_MCP['MAX_BODY_BYTES'])"
+    )
 
 
 async def wait_for_disconnect(receive: Receive) -> None:
@@ -225,7 +229,9 @@ class McpEndpoint:
             check_origin(headers)
             content_type = headers.get("content-type", "").split(";", 1)[0].strip().lower()
             if content_type != mcp.CONTENT_TYPE_JSON:
-                raise HttpProblem(415, "Unsupported Media Type: send Content-Type: application/json")
+                raise HttpProblem(
+                    415, "Unsupported Media Type: send Content-Type: application/json"
+                )
             json_ok, sse_ok = accepted(headers)
             if not json_ok and not sse_ok:
                 raise HttpProblem(

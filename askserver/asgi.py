@@ -18,7 +18,7 @@ from ask_mcp.routing import http_urlpatterns  # noqa: E402
 application = ProtocolTypeRouter(
     {
         "http": URLRouter(
-            [*http_urlpatterns, re_path(r"", ASGIStaticFilesHandler(django_asgi_app))]
+            [*http_urlpatterns, re_path(r"", ASGIStaticFilesHandler(django_asgi_app))]  # type: ignore[arg-type]
         ),
     }
 )

@@ -53,7 +53,9 @@ def _database(url: str | None) -> dict[str, object]:
 
 
 SECRET_KEY = _secret_key()
-SECRET_KEY_FALLBACKS = [k for k in os.environ.get("ASKSERVER_SECRET_KEY_FALLBACKS", "").split(",") if k]
+SECRET_KEY_FALLBACKS = [
+    k for k in os.environ.get("ASKSERVER_SECRET_KEY_FALLBACKS", "").split(",") if k
+]
 DEBUG = os.environ.get("ASKSERVER_DEBUG", "") == "1"
 ALLOWED_HOSTS = os.environ.get("ASKSERVER_ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]").split(",")
 

@@ -148,8 +148,8 @@ def check_headers(
     if param is None:
         return
     body_value = request.params.get(param)
-    if body_value is None:
-        return  # the dispatcher reports the missing param itself
+    if not isinstance(body_value, str):
+        return  # missing or not a string: the dispatcher reports the param itself (-32602)
     raw = headers.get(HEADER_NAME)
     if raw is None:
         raise _mismatch(
@@ -234,5 +234,8 @@ def _mismatch(message: str) -> JsonRpcError:
 
 
 def _display(name: str) -> str:
-    return {"mcp-protocol-version": "MCP-Protocol-Version", "mcp-method": "Mcp-Method",
-            "mcp-name": "Mcp-Name"}.get(name, name)
+    return {
+        "mcp-protocol-version": "MCP-Protocol-Version",
+        "mcp-method": "Mcp-Method",
+        "mcp-name": "Mcp-Name",
+    }.get(name, name)

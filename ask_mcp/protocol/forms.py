@@ -24,8 +24,18 @@ FORMATS: Final = ("email", "uri", "date", "date-time")
 
 _FIELD_KEYS: Final[Mapping[str, frozenset[str]]] = {
     "string": frozenset(
-        {"type", "title", "description", "minLength", "maxLength", "format", "default", "enum",
-         "enumNames", "oneOf"}
+        {
+            "type",
+            "title",
+            "description",
+            "minLength",
+            "maxLength",
+            "format",
+            "default",
+            "enum",
+            "enumNames",
+            "oneOf",
+        }
     ),
     "number": frozenset({"type", "title", "description", "minimum", "maximum", "default"}),
     "integer": frozenset({"type", "title", "description", "minimum", "maximum", "default"}),
@@ -36,9 +46,7 @@ _FIELD_KEYS: Final[Mapping[str, frozenset[str]]] = {
 }
 _EMAIL = re.compile(r"[^@\s]+@[^@\s]+")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-_DATE_TIME = re.compile(
-    r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})"
-)
+_DATE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})")
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,11 +120,15 @@ def _check_field(name: str, field: Any) -> None:
     if not isinstance(field, Mapping):
         raise ValueError(f"{where} must be an object")
     kind = field.get("type")
-    if kind not in _FIELD_KEYS:
-        raise ValueError(f"{where} has unsupported type {kind!r}; use one of {', '.join(_FIELD_KEYS)}")
+    if not isinstance(kind, str) or kind not in _FIELD_KEYS:
+        raise ValueError(
+            f"{where} has unsupported type {kind!r}; use one of {', '.join(_FIELD_KEYS)}"
+        )
     extra = set(field) - _FIELD_KEYS[kind]
     if extra:
-        raise ValueError(f"{where} has keywords a form field cannot use: {', '.join(sorted(extra))}")
+        raise ValueError(
+            f"{where} has keywords a form field cannot use: {', '.join(sorted(extra))}"
+        )
     if kind == "string":
         if "format" in field and field["format"] not in FORMATS:
             raise ValueError(f"{where} has unsupported format {field['format']!r}")

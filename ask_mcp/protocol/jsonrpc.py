@@ -39,6 +39,7 @@ HTTP_STATUS_FOR_CODE: Final[Mapping[int, int]] = {
 }
 """HTTP status for an error response on the 2026-07-28 path; codes not listed answer 200."""
 
+
 def http_status(code: int) -> int:
     """The HTTP status an error response with this code is sent with."""
     return HTTP_STATUS_FOR_CODE.get(code, 200)
@@ -127,19 +128,25 @@ def parse_message(body: bytes) -> Message:
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise MessageError(
-            JsonRpcError(PARSE_ERROR, f"Parse error: the body is not valid UTF-8 ({exc.reason} "
-                         f"at byte {exc.start})")
+            JsonRpcError(
+                PARSE_ERROR,
+                f"Parse error: the body is not valid UTF-8 ({exc.reason} at byte {exc.start})",
+            )
         ) from exc
     try:
         value = json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
         raise MessageError(
-            JsonRpcError(PARSE_ERROR, f"Parse error: {exc.msg} at line {exc.lineno} column {exc.colno}")
+            JsonRpcError(
+                PARSE_ERROR, f"Parse error: {exc.msg} at line {exc.lineno} column {exc.colno}"
+            )
         ) from exc
     except ValueError as exc:  # NaN/Infinity, or an integer past Python's digit limit
         raise MessageError(JsonRpcError(PARSE_ERROR, f"Parse error: {exc}")) from exc
     except RecursionError as exc:
-        raise MessageError(JsonRpcError(PARSE_ERROR, "Parse error: the JSON is nested too deeply")) from exc
+        raise MessageError(
+            JsonRpcError(PARSE_ERROR, "Parse error: the JSON is nested too deeply")
+        ) from exc
     return message_from_json(value)
 
 
@@ -155,19 +162,24 @@ def message_from_json(value: Any) -> Message:
     """
     if isinstance(value, list):
         raise MessageError(
-            JsonRpcError(INVALID_REQUEST, "Invalid request: batches are not supported; send one "
-                         "JSON-RPC message per POST")
+            JsonRpcError(
+                INVALID_REQUEST,
+                "Invalid request: batches are not supported; send one JSON-RPC message per POST",
+            )
         )
     if not isinstance(value, dict):
         raise MessageError(
-            JsonRpcError(INVALID_REQUEST, f"Invalid request: expected a JSON object, got "
-                         f"{json_type(value)}")
+            JsonRpcError(
+                INVALID_REQUEST, f"Invalid request: expected a JSON object, got {json_type(value)}"
+            )
         )
     raw_id = value.get("id")
     request_id = raw_id if _valid_id(raw_id) else None
 
     def fail(message: str) -> MessageError:
-        return MessageError(JsonRpcError(INVALID_REQUEST, f"Invalid request: {message}"), request_id)
+        return MessageError(
+            JsonRpcError(INVALID_REQUEST, f"Invalid request: {message}"), request_id
+        )
 
     if value.get("jsonrpc") != "2.0":
         raise fail('"jsonrpc" must be the string "2.0"')
@@ -224,7 +236,6 @@ def json_type(value: Any) -> str:
     return "an object"
 
 
-
 def result_message(request_id: RequestId, result: Mapping[str, Any]) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
@@ -242,7 +253,9 @@ def notification_message(method: str, params: Mapping[str, Any]) -> dict[str, An
     return {"jsonrpc": "2.0", "method": method, "params": params}
 
 
-def request_message(request_id: RequestId, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
+def request_message(
+    request_id: RequestId, method: str, params: Mapping[str, Any]
+) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
 
 

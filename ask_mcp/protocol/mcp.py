@@ -63,7 +63,16 @@ ELICITATION_METHOD: Final = "elicitation/create"
 SAMPLING_METHOD: Final = "sampling/createMessage"
 ROOTS_METHOD: Final = "roots/list"
 
-LOG_LEVELS: Final = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+LOG_LEVELS: Final = (
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+)
 """Syslog severities in increasing order, as MCP's logging uses them."""
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ..protocol.forms import ElicitResult
+from ask_mcp.protocol.forms import ElicitResult
+
 from .app import MCPServer
 from .context import Context
 from .elicitation import Question

@@ -9,19 +9,19 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ..protocol import mcp
-from ..protocol.envelope import (
+from ask_mcp.protocol import mcp
+from ask_mcp.protocol.envelope import (
     Envelope,
     check_headers,
     check_param_headers,
     check_version,
     read_envelope,
 )
-from ..protocol.jsonrpc import (
+from ask_mcp.protocol.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
@@ -32,6 +32,7 @@ from ..protocol.jsonrpc import (
     json_type,
     result_message,
 )
+
 from .context import Context, NullStream, Stream
 from .elicitation import ElicitationTable, OnElicit, QuestionObserver, Relay, RoundResult
 from .errors import ElicitationEnded, MissingClientCapability, ToolError
@@ -325,8 +326,10 @@ def tool_failure(exc: Exception, tool_name: str) -> dict[str, Any]:
     ).to_dict()
 
 
-def _bind(tool: Tool, ctx: Context, arguments: dict[str, Any]) -> Callable[[], Awaitable[Any]]:
-    def start() -> Awaitable[Any]:
+def _bind(
+    tool: Tool, ctx: Context, arguments: dict[str, Any]
+) -> Callable[[], Coroutine[Any, Any, Any]]:
+    def start() -> Coroutine[Any, Any, Any]:
         return tool.handler(ctx, arguments)
 
     return start

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..protocol import mcp
-from ..protocol.forms import ElicitResult
-from ..protocol.jsonrpc import notification_message
+from ask_mcp.protocol import mcp
+from ask_mcp.protocol.forms import ElicitResult
+from ask_mcp.protocol.jsonrpc import notification_message
 
 if TYPE_CHECKING:
     from .elicitation import ElicitationTable, InputChannel

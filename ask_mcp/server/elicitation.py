@@ -18,13 +18,14 @@ import logging
 import secrets
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Final, Protocol
 
-from ..protocol import mcp
-from ..protocol.forms import ElicitResult, check_form_schema, form_errors, read_elicit_result
+from ask_mcp.protocol import mcp
+from ask_mcp.protocol.forms import ElicitResult, check_form_schema, form_errors, read_elicit_result
+
 from .context import Context, Stream
 from .errors import (
     ElicitationCapacityExceeded,
@@ -264,7 +265,9 @@ class ElicitationTable:
             text = f"{question.message}\n\n(The previous answer could not be used: {summary}.)"
         raise NoValidAnswer(MAX_REASKS + 1, summary)
 
-    async def _ask_once(self, ctx: Context, question: Question, text: str, key: str) -> ElicitResult:
+    async def _ask_once(
+        self, ctx: Context, question: Question, text: str, key: str
+    ) -> ElicitResult:
         if question.route == "client":
             assert ctx.input_channel is not None
             params = {"mode": "form", "message": text, "requestedSchema": question.schema}
@@ -306,8 +309,10 @@ class ElicitationTable:
         deadline = self.clock() + self.ttl
         try:
             answers = await asyncio.gather(
-                *(channel.request(key, dict(request), deadline)
-                  for key, request in requests.items())
+                *(
+                    channel.request(key, dict(request), deadline)
+                    for key, request in requests.items()
+                )
             )
         finally:
             if parked is None:
@@ -335,7 +340,7 @@ class ElicitationTable:
     async def run(
         self,
         ctx: Context,
-        handler: Callable[[], Awaitable[Any]],
+        handler: Callable[[], Coroutine[Any, Any, Any]],
         *,
         binding: str,
         preset: Mapping[str, Any] | None = None,
@@ -478,8 +483,9 @@ class ElicitationTable:
         call.timer = loop.call_at(loop.time() + delay, self._expire, call)
         self._calls[call.id] = call
         token = self.sealer.seal(
-            StateClaims(call.id, call.round, self.worker, call.principal, call.binding,
-                        call.deadline)
+            StateClaims(
+                call.id, call.round, self.worker, call.principal, call.binding, call.deadline
+            )
         )
         requests = {key: pending.request for key, pending in call.pending.items()}
         return {
@@ -539,7 +545,7 @@ def _capability_for(request: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _declares(capabilities: Mapping[str, Any], needed: Mapping[str, Any]) -> bool:
-    (name, detail), = needed.items()
+    ((name, detail),) = needed.items()
     if name == "elicitation":
         if "form" in detail:
             return mcp.supports_form_elicitation(capabilities)

@@ -82,8 +82,9 @@ class ElicitationCapacityExceeded(ToolError):
     """The elicitation table is full; the question is refused rather than queued."""
 
     def __init__(self, waiting: int) -> None:
+        questions = "1 question is" if waiting == 1 else f"{waiting} questions are"
         super().__init__(
-            f"{waiting} questions are already waiting for answers, the most this server holds "
-            "at once. Try again after some are answered, or carry on without asking."
+            f"{questions} already waiting for answers, the most this server holds at once. "
+            "Try again after some are answered, or carry on without asking."
         )
         self.waiting = waiting

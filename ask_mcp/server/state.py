@@ -78,8 +78,15 @@ class StateSealer:
 
     def seal(self, claims: StateClaims) -> str:
         payload = json.dumps(
-            [_VERSION, claims.call, claims.round, claims.owner, claims.principal, claims.binding,
-             round(claims.expires_at, 3)],
+            [
+                _VERSION,
+                claims.call,
+                claims.round,
+                claims.owner,
+                claims.principal,
+                claims.binding,
+                round(claims.expires_at, 3),
+            ],
             separators=(",", ":"),
         ).encode("utf-8")
         tag = hmac.new(self._keys[0], payload, hashlib.sha256).digest()[:_TAG_BYTES]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Callable, Coroutine, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Final, TypeVar
 
@@ -22,7 +22,7 @@ TOOL_NAME: Final = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
 
 EMPTY_OBJECT_SCHEMA: Final[Mapping[str, Any]] = {"type": "object", "additionalProperties": False}
 
-ToolHandler = Callable[["Context", dict[str, Any]], Awaitable["ToolOutput"]]
+ToolHandler = Callable[["Context", dict[str, Any]], Coroutine[Any, Any, "ToolOutput"]]
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from importlib.metadata import entry_points
 from typing import Any, Final
 
-from ..server.toolkit import Toolkit
+from ask_mcp.server.toolkit import Toolkit
 
 ENTRY_POINT_GROUP: Final = "ask_mcp.toolkits"
 BUILTIN: Final[Mapping[str, str]] = {
@@ -54,7 +54,9 @@ def load_toolkit_class(name: str) -> type[Toolkit]:
         for part in attr.split("."):
             value = getattr(value, part)
     except (ImportError, AttributeError) as exc:
-        raise ToolkitConfigError(f"Toolkit {name!r} could not be loaded from {target!r}: {exc}") from exc
+        raise ToolkitConfigError(
+            f"Toolkit {name!r} could not be loaded from {target!r}: {exc}"
+        ) from exc
     if not (inspect.isclass(value) and issubclass(value, Toolkit)):
         raise ToolkitConfigError(f"{target!r} (toolkit {name!r}) is not a Toolkit subclass")
     return value

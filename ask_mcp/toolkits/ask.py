@@ -11,9 +11,9 @@ import json
 from collections.abc import Mapping
 from typing import Any, Final
 
-from ..protocol.jsonrpc import json_type
-from ..server.context import Context
-from ..server.toolkit import Toolkit, ToolResult, tool
+from ask_mcp.protocol.jsonrpc import json_type
+from ask_mcp.server.context import Context
+from ask_mcp.server.toolkit import Toolkit, ToolResult, tool
 
 DECLINED_TEXT: Final = "The user declined to answer."
 CANCELLED_TEXT: Final = "The user cancelled the request."
@@ -202,10 +202,14 @@ def _field(index: int, question: Any) -> tuple[str, dict[str, Any], bool]:
         field["description"] = prompt
     required = question.get("required", True)
     if not isinstance(required, bool):
-        raise ArgumentProblem(f"{where}: `required` must be true or false, got {json_type(required)}.")
+        raise ArgumentProblem(
+            f"{where}: `required` must be true or false, got {json_type(required)}."
+        )
     multiple = question.get("multiple", False)
     if not isinstance(multiple, bool):
-        raise ArgumentProblem(f"{where}: `multiple` must be true or false, got {json_type(multiple)}.")
+        raise ArgumentProblem(
+            f"{where}: `multiple` must be true or false, got {json_type(multiple)}."
+        )
     if "options" in question:
         options = question["options"]
         if kind != "string":
@@ -219,7 +223,11 @@ def _field(index: int, question: Any) -> tuple[str, dict[str, Any], bool]:
         if len(set(options)) != len(options):
             raise ArgumentProblem(f"{where}: `options` lists the same choice twice.")
         if multiple:
-            field = {"type": "array", **_described(field), "items": {"type": "string", "enum": options}}
+            field = {
+                "type": "array",
+                **_described(field),
+                "items": {"type": "string", "enum": options},
+            }
         else:
             field["enum"] = options
     elif multiple:
@@ -247,7 +255,10 @@ def _default(where: str, field: Mapping[str, Any], value: Any) -> Any:
         "boolean": isinstance(value, bool),
     }[kind]
     if not ok:
-        raise ArgumentProblem(f"{where}: `default` must be a {kind}, got {json_type(value)}.")
+        article = "an" if kind == "integer" else "a"
+        raise ArgumentProblem(
+            f"{where}: `default` must be {article} {kind}, got {json_type(value)}."
+        )
     if "enum" in field and value not in field["enum"]:
         raise ArgumentProblem(f"{where}: `default` {value!r} is not one of the options.")
     return value

@@ -1,0 +1,16 @@
+"""Test settings: the project's settings with a fixed key; live servers read their config from the environment."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from askserver.settings import *  # noqa: F403
+
+SECRET_KEY = "tests-only-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz"
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+if db := os.environ.get("ASKSERVER_TEST_DB"):
+    DATABASES = {"default": {**DATABASES["default"], "NAME": db}}  # noqa: F405
+
+ASK_MCP = json.loads(os.environ.get("ASK_MCP_TEST_CONFIG", "{}"))

@@ -1,0 +1,1 @@
+"""Helpers shared by the tests: live servers, wire validation, a probe toolkit."""

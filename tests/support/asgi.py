@@ -1,0 +1,38 @@
+"""The project's ASGI app for live test servers, with every reply checked against mcp-types.
+
+A reply that does not validate is replaced by an internal error naming the problem, so the
+test that caused it fails wherever it looks.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ask_mcp.endpoint import HttpStream
+from ask_mcp.protocol.jsonrpc import INTERNAL_ERROR, JsonRpcError, Request, error_message
+from ask_mcp.server.app import MCPServer
+from askserver.asgi import application
+from tests.support.wire import MODERN, reply_problem
+
+_handle_modern = MCPServer.handle_modern
+_notify = HttpStream.notify
+
+
+async def _checked_handle_modern(self: MCPServer, request: Request, **kwargs: Any) -> Any:
+    reply = await _handle_modern(self, request, **kwargs)
+    if reply is not None and (problem := reply_problem(request.method, MODERN, reply)):
+        return error_message(request.id, JsonRpcError(INTERNAL_ERROR, f"INVALID REPLY: {problem}"))
+    return reply
+
+
+async def _checked_notify(self: HttpStream, message: dict[str, Any]) -> None:
+    from mcp_types import methods
+
+    methods.parse_server_notification(message["method"], MODERN, message.get("params"))
+    await _notify(self, message)
+
+
+MCPServer.handle_modern = _checked_handle_modern  # type: ignore[method-assign]
+HttpStream.notify = _checked_notify  # type: ignore[method-assign]
+
+__all__ = ["application"]

@@ -1,0 +1,122 @@
+"""Live daphne servers on loopback, one per configuration, for tests that drive the real endpoint.
+
+The listening socket is bound here and handed to daphne (`--fd`), so a client may connect at
+once: its request waits in the backlog until the server is up. No readiness polling, no sleeps.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+DAPHNE = Path(sys.executable).with_name("daphne")
+
+
+@dataclass
+class LiveServer:
+    base_url: str
+    process: subprocess.Popen[bytes]
+    log_path: Path
+    config: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def mcp_url(self) -> str:
+        return self.base_url + "/mcp"
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+
+class LiveServers:
+    """Starts servers lazily per configuration and stops them all at the end."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        self._servers: dict[str, LiveServer] = {}
+        self._template_db: Path | None = None
+
+    def environment(self, config: dict[str, Any], db: Path) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update(
+            DJANGO_SETTINGS_MODULE="tests.settings",
+            ASK_MCP_TEST_CONFIG=json.dumps(config),
+            ASKSERVER_TEST_DB=str(db),
+            ASKSERVER_VAR_DIR=str(self.workdir / "var"),
+            PYTHONPATH=str(ROOT),
+        )
+        return env
+
+    def template_db(self) -> Path:
+        if self._template_db is None:
+            db = self.workdir / "template.sqlite3"
+            subprocess.run(
+                [sys.executable, "manage.py", "migrate", "--noinput", "-v0"],
+                cwd=ROOT,
+                env=self.environment({}, db),
+                check=True,
+                timeout=120,
+            )
+            self._template_db = db
+        return self._template_db
+
+    def get(self, config: dict[str, Any]) -> LiveServer:
+        key = json.dumps(config, sort_keys=True)
+        server = self._servers.get(key)
+        if server is None or server.process.poll() is not None:
+            server = self._servers[key] = self.start(config)
+        return server
+
+    def start(
+        self, config: dict[str, Any], *, extra_env: dict[str, str] | None = None
+    ) -> LiveServer:
+        index = len(list(self.workdir.glob("server-*.log")))
+        db = self.workdir / f"server-{index}.sqlite3"
+        shutil.copyfile(self.template_db(), db)
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(512)
+        port = listener.getsockname()[1]
+        os.set_inheritable(listener.fileno(), True)
+        log_path = self.workdir / f"server-{index}.log"
+        env = self.environment(config, db)
+        env.update(extra_env or {})
+        with open(log_path, "wb") as log:
+            process = subprocess.Popen(
+                [
+                    str(DAPHNE),
+                    "--fd",
+                    str(listener.fileno()),
+                    "--access-log",
+                    "-",
+                    "tests.support.asgi:application",
+                ],
+                cwd=ROOT,
+                env=env,
+                pass_fds=(listener.fileno(),),
+                stdout=log,
+                stderr=log,
+            )
+        listener.close()
+        return LiveServer(f"http://127.0.0.1:{port}", process, log_path, config)
+
+    def stop(self, server: LiveServer) -> None:
+        if server.process.poll() is None:
+            server.process.send_signal(signal.SIGTERM)
+            try:
+                server.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                server.process.kill()
+                server.process.wait(timeout=10)
+
+    def close(self) -> None:
+        for server in self._servers.values():
+            self.stop(server)

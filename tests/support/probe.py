@@ -1,0 +1,129 @@
+"""A toolkit and an observer the live tests use to see inside a running server, without sleeping.
+
+Every wait a test needs ("the handler is blocked", "the question expired") is an asyncio event
+in the server, awaited by a probe tool with a bound.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import Counter, defaultdict
+from collections.abc import Mapping
+from typing import Any
+
+from ask_mcp.server import Context, Toolkit, ToolResult, tool
+from ask_mcp.server.elicitation import Question
+
+KEY_SCHEMA = {"type": "object", "properties": {"key": {"type": "string"}}, "required": ["key"]}
+ANSWER = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
+
+
+class Events:
+    def __init__(self) -> None:
+        self._events: dict[tuple[str, str], asyncio.Event] = defaultdict(asyncio.Event)
+
+    def set(self, kind: str, key: str) -> None:
+        self._events[(kind, key)].set()
+
+    async def wait(self, kind: str, key: str, bound: float) -> bool:
+        try:
+            async with asyncio.timeout(bound):
+                await self._events[(kind, key)].wait()
+        except TimeoutError:
+            return False
+        return True
+
+
+EVENTS = Events()
+STARTS: Counter[str] = Counter()
+
+
+class ProbeObserver:
+    """Records every question's start and end; "ended" events fire per tool."""
+
+    def __init__(self) -> None:
+        self.ended_log: list[dict[str, Any]] = []
+
+    async def asked(self, question: Question) -> None:
+        EVENTS.set("asked", question.tool)
+
+    def ended(self, question: Question, status: str, answer: Mapping[str, Any] | None) -> None:
+        self.ended_log.append({"tool": question.tool, "status": status, "route": question.route})
+        EVENTS.set("ended", question.tool)
+
+
+OBSERVER = ProbeObserver()
+
+
+def observer() -> ProbeObserver:
+    return OBSERVER
+
+
+class Probe(Toolkit):
+    default_prefix = "probe"
+
+    @tool("twice", input_schema=KEY_SCHEMA)
+    async def twice(self, ctx: Context, arguments: dict[str, Any]) -> str:
+        """Counts its starts, then asks two questions in two rounds."""
+        STARTS[arguments["key"]] += 1
+        first = await ctx.elicit("First?", ANSWER)
+        second = await ctx.elicit("Second?", ANSWER)
+        return json.dumps(
+            {
+                "starts": STARTS[arguments["key"]],
+                "first": first.to_dict(),
+                "second": second.to_dict(),
+            }
+        )
+
+    @tool("starts", input_schema=KEY_SCHEMA)
+    async def starts(self, ctx: Context, arguments: dict[str, Any]) -> str:
+        """How many times `twice` started for a key."""
+        return str(STARTS[arguments["key"]])
+
+    @tool("hang", input_schema=KEY_SCHEMA)
+    async def hang(self, ctx: Context, arguments: dict[str, Any]) -> str:
+        """Asks once, then blocks until cancelled."""
+        key = arguments["key"]
+        await ctx.elicit("Go?", ANSWER)
+        EVENTS.set("blocked", key)
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            EVENTS.set("cancelled", key)
+            raise
+        return "unreachable"
+
+    @tool(
+        "wait",
+        input_schema={
+            "type": "object",
+            "properties": {"kind": {"type": "string"}, "key": {"type": "string"}},
+            "required": ["kind", "key"],
+        },
+    )
+    async def wait(self, ctx: Context, arguments: dict[str, Any]) -> str:
+        """Wait (at most 10 s) for an event in the server; report it and the table's state."""
+        fired = await EVENTS.wait(arguments["kind"], arguments["key"], 10.0)
+        return json.dumps({"fired": fired, **table_state(ctx)})
+
+    @tool("table")
+    async def table(self, ctx: Context, arguments: dict[str, Any]) -> str:
+        """The elicitation table's occupancy and the questions that ended."""
+        return json.dumps(table_state(ctx))
+
+    @tool("progress")
+    async def progress(self, ctx: Context, arguments: dict[str, Any]) -> ToolResult:
+        """Reports progress three times, then finishes."""
+        for step in (0, 50, 100):
+            await ctx.report_progress(step, 100, f"step {step}")
+        return ToolResult.text("done")
+
+
+def table_state(ctx: Context) -> dict[str, Any]:
+    return {
+        "waiting": ctx.table.waiting,
+        "parked": len(ctx.table._calls),
+        "ended": OBSERVER.ended_log,
+    }

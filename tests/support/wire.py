@@ -1,0 +1,131 @@
+"""Validating what the server emits against the official mcp-types models, and raw HTTP helpers."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx2
+from mcp_types import methods
+from mcp_types.jsonrpc import jsonrpc_message_adapter
+from pydantic import ValidationError
+
+MODERN = "2026-07-28"
+META = {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientInfo": {"name": "raw-test", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+FORM_CAPS = {"elicitation": {"form": {}}}
+
+
+def reply_problem(method: str, version: str, reply: dict[str, Any]) -> str | None:
+    """Why a reply is not valid MCP for `method` at `version`, or None when it is."""
+    try:
+        jsonrpc_message_adapter.validate_python(reply)
+    except ValidationError as exc:
+        return f"not a JSON-RPC message: {exc}"
+    if "result" in reply:
+        try:
+            methods.validate_server_result(method, version, reply["result"])
+        except ValidationError as exc:
+            return f"invalid {method} result: {exc}"
+        except KeyError:
+            return f"{method} has no result type at {version}"
+        return None
+    error = reply["error"]
+    data = error.get("data")
+    if error["code"] == -32021 and not isinstance((data or {}).get("requiredCapabilities"), dict):
+        return "-32021 without data.requiredCapabilities"
+    if error["code"] == -32022 and not (
+        isinstance((data or {}).get("supported"), list) and "requested" in (data or {})
+    ):
+        return "-32022 without data.supported and data.requested"
+    return None
+
+
+def assert_valid(method: str, reply: dict[str, Any], version: str = MODERN) -> dict[str, Any]:
+    problem = reply_problem(method, version, reply)
+    assert problem is None, problem
+    return reply
+
+
+def request_body(
+    method: str,
+    params: dict[str, Any] | None = None,
+    *,
+    id: Any = 1,
+    caps: dict[str, Any] | None = None,
+    meta: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    params = dict(params or {})
+    params["_meta"] = (
+        meta
+        if meta is not None
+        else {**META, "io.modelcontextprotocol/clientCapabilities": caps or {}}
+    )
+    return {"jsonrpc": "2.0", "id": id, "method": method, "params": params}
+
+
+def headers_for(body: dict[str, Any]) -> dict[str, str]:
+    headers = {
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": MODERN,
+        "mcp-method": body.get("method", ""),
+    }
+    params = body.get("params") or {}
+    name = params.get("uri") if body.get("method") == "resources/read" else params.get("name")
+    if isinstance(name, str):
+        headers["mcp-name"] = name
+    return headers
+
+
+_client: httpx2.Client | None = None
+
+
+def http() -> httpx2.Client:
+    """One shared client: building one costs ~0.2 s (it loads the CA bundle)."""
+    global _client
+    if _client is None:
+        _client = httpx2.Client(timeout=10.0)
+    return _client
+
+
+def post(
+    url: str,
+    body: Any,
+    headers: dict[str, str] | None = None,
+    *,
+    raw: bytes | None = None,
+    timeout: float = 10.0,
+) -> httpx2.Response:
+    """POST one message; `headers` default to what a 2026-07-28 client sends for `body`."""
+    content = raw if raw is not None else json.dumps(body).encode()
+    if headers is None:
+        headers = headers_for(body)
+    return http().post(url, content=content, headers=headers, timeout=timeout)
+
+
+def sse_messages(text: str) -> list[dict[str, Any]]:
+    """The JSON-RPC messages of an SSE body, in order."""
+    return [
+        json.loads(line[5:])
+        for line in text.splitlines()
+        if line.startswith("data:") and line[5:].strip()
+    ]
+
+
+def raw_http(url: str, head: str, body: bytes = b"") -> tuple[int, bytes]:
+    """Send a hand-written HTTP/1.1 request (for header bytes a client library will not send)."""
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:
+        sock.sendall(head.replace("\n", "\r\n").encode("latin-1") + b"\r\n" + body)
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    status = int(data.split(b" ", 2)[1])
+    return status, data.partition(b"\r\n\r\n")[2]

@@ -1,0 +1,74 @@
+"""The ASK_MCP setting: defaults documented in the README, checks with ids, the server built from it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from django.core.checks import run_checks
+from django.test import override_settings
+
+from ask_mcp import conf
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def test_the_readme_settings_table_lists_every_key_with_its_default() -> None:
+    rows = re.findall(r"^\| `([A-Z_]+)` \| (.+?) \|", README.read_text(), re.MULTILINE)
+    documented = {key: default for key, default in rows if key in conf.DEFAULTS or key.isupper()}
+    assert list(documented) == list(conf.DEFAULTS)
+    for key, default in documented.items():
+        value = conf.DEFAULTS[key]
+        if isinstance(value, str) and len(value) > 20:
+            continue  # described in words
+        assert default.strip("`") == repr(value).replace("'", '"'), key
+
+
+@pytest.mark.parametrize(
+    "setting, check_id",
+    [
+        ("not a dict", "ask_mcp.E001"),
+        ({"NOPE": 1}, "ask_mcp.E002"),
+        ({"ELICITATION_CAPACITY": 0}, "ask_mcp.E003"),
+        ({"MAX_BODY_BYTES": "big"}, "ask_mcp.E003"),
+        ({"ELICITATION_TTL": -5}, "ask_mcp.E004"),
+        ({"KEEPALIVE_SECONDS": True}, "ask_mcp.E004"),
+        ({"TOOLKITS": ["Ask"]}, "ask_mcp.E005"),
+        ({"TOOLKITS": {"Nope": {}}}, "ask_mcp.E006"),
+        ({"TOOLKITS": {"Ask": {"timout": 3}}}, "ask_mcp.E006"),
+        ({"ON_ELICIT": "no.such.module.hook"}, "ask_mcp.E007"),
+        ({"ALLOWED_ORIGINS": "https://a.example"}, "ask_mcp.E008"),
+    ],
+)
+def test_bad_settings_are_reported_by_system_checks(setting: object, check_id: str) -> None:
+    with override_settings(ASK_MCP=setting):
+        ids = [message.id for message in run_checks()]
+    assert check_id in ids
+
+
+def test_the_default_settings_pass_the_checks() -> None:
+    with override_settings(ASK_MCP={}):
+        assert [m for m in run_checks() if m.id and m.id.startswith("ask_mcp")] == []
+
+
+def test_an_unknown_toolkit_setting_names_the_valid_ones() -> None:
+    with override_settings(ASK_MCP={"TOOLKITS": {"Ask": {"timout": 3}}}):
+        (message,) = [m for m in run_checks() if m.id == "ask_mcp.E006"]
+    assert (
+        "no setting(s) 'timout'" in message.msg and "valid settings: prefix, timeout" in message.msg
+    )
+
+
+def test_the_server_is_built_from_settings_and_rebuilt_when_they_change() -> None:
+    with override_settings(
+        ASK_MCP={
+            "TOOLKITS": {"Ask": {"prefix": "team", "timeout": 5}},
+            "ELICITATION_CAPACITY": 3,
+            "NAME": "crew",
+        }
+    ):
+        server = conf.get_server()
+        assert list(server.tools) == ["team_ask"]
+        assert server.table.capacity == 3 and server.name == "crew"
+    assert list(conf.get_server().tools) == ["user_ask"]
