@@ -11,6 +11,7 @@ from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.utils.module_loading import import_string
 
+from .relay import ChannelRelay
 from .server.app import MCPServer
 from .server.state import derive_key
 from .toolkits import build_toolkit
@@ -60,6 +61,7 @@ def build_server() -> MCPServer:
         state_keys=keys,
         on_elicit=_hook("ON_ELICIT"),
         observer=_hook("OBSERVER"),
+        relay=ChannelRelay() if "default" in getattr(settings, "CHANNEL_LAYERS", {}) else None,
     )
     for name, options in get("TOOLKITS").items():
         toolkit, prefix = build_toolkit(name, options)

@@ -263,7 +263,13 @@ class McpEndpoint:
             return
         stream = HttpStream(send, allows_sse=sse_ok)
         handling = asyncio.ensure_future(
-            self.server.handle_modern(message, headers=headers, header_names=names, stream=stream)
+            self.server.handle_modern(
+                message,
+                headers=headers,
+                header_names=names,
+                stream=stream,
+                base_url=f"{scope.get('scheme', 'http')}://{headers.get('host', '')}",
+            )
         )
         reply = await self._supervise(handling, receive, stream)
         if reply is None:

@@ -11,6 +11,7 @@ import logging
 import secrets
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Final
 
 from ask_mcp.protocol import mcp
@@ -34,7 +35,7 @@ from ask_mcp.protocol.jsonrpc import (
 )
 
 from .context import Context, NullStream, Stream
-from .elicitation import ElicitationTable, OnElicit, QuestionObserver, Relay, RoundResult
+from .elicitation import ElicitationTable, OnElicit, QuestionObserver, Relay
 from .errors import ElicitationEnded, MissingClientCapability, ToolError
 from .state import InvalidState, StateSealer, request_binding
 from .toolkit import Tool, Toolkit, ToolResult
@@ -66,6 +67,7 @@ class Inbound:
     principal: str | None
     stream: Stream
     headers: Mapping[str, str] | None
+    base_url: str | None = None
 
 
 Method = Callable[[Inbound], Awaitable[dict[str, Any]]]
@@ -170,6 +172,7 @@ class MCPServer:
         header_names: Iterable[str] = (),
         principal: str | None = None,
         stream: Stream | None = None,
+        base_url: str | None = None,
     ) -> dict[str, Any] | None:
         """Answer one 2026-07-28 request (None for a notification): the dispatch boundary.
 
@@ -188,7 +191,9 @@ class MCPServer:
             method = self._methods.get(request.method)
             if method is None:
                 raise _unknown_method(request.method)
-            inbound = Inbound(request, envelope, principal, stream or NullStream(), headers)
+            inbound = Inbound(
+                request, envelope, principal, stream or NullStream(), headers, base_url
+            )
             result = await method(inbound)
         except JsonRpcError as exc:
             return error_message(request_id, exc)
@@ -238,40 +243,43 @@ class MCPServer:
                 claims = table.open_state(
                     params["requestState"], binding=binding, principal=inbound.principal
                 )
-                outcome = await table.resume(
+                return await table.resume(
                     claims,
                     responses or {},
                     stream=inbound.stream,
                     progress_token=envelope.progress_token,
                     log_level=envelope.log_level,
                 )
-            else:
-                ctx = Context(
-                    table=table,
-                    method="tools/call",
-                    name=tool.name,
-                    arguments=arguments,
-                    protocol_version=mcp.MODERN_VERSION,
-                    capabilities=envelope.client_capabilities,
-                    principal=inbound.principal,
-                    stream=inbound.stream,
-                    progress_token=envelope.progress_token,
-                    log_level=envelope.log_level,
-                    tool_title=tool.title,
-                    client_name=_client_name(envelope.client_info),
-                )
-                outcome = await table.run(
-                    ctx, _bind(tool, ctx, arguments), binding=binding, preset=responses
-                )
+            ctx = Context(
+                table=table,
+                method="tools/call",
+                name=tool.name,
+                arguments=arguments,
+                protocol_version=mcp.MODERN_VERSION,
+                capabilities=envelope.client_capabilities,
+                principal=inbound.principal,
+                stream=inbound.stream,
+                progress_token=envelope.progress_token,
+                log_level=envelope.log_level,
+                tool_title=tool.title,
+                client_name=_client_name(envelope.client_info),
+                base_url=inbound.base_url,
+            )
+            return await table.run(
+                ctx,
+                _bind(tool, ctx, arguments),
+                binding=binding,
+                preset=responses,
+                finish=partial(finish_tool_call, tool.name),
+            )
         except InvalidState as exc:
             raise JsonRpcError(
                 INVALID_PARAMS,
                 f"Invalid requestState: {STATE_REJECTIONS[exc.reason]}",
                 {"reason": exc.reason},
             ) from exc
-        except Exception as exc:
-            return tool_failure(exc, tool.name)
-        return tool_outcome(outcome)
+        except ElicitationEnded as exc:  # expired or lost before any handler ran
+            return finish_tool_call(tool.name, None, exc)
 
     def _tool_and_arguments(self, params: Mapping[str, Any]) -> tuple[Tool, dict[str, Any]]:
         name = params.get("name")
@@ -295,24 +303,23 @@ class MCPServer:
         return tool, arguments
 
 
-def tool_outcome(outcome: RoundResult) -> dict[str, Any]:
-    """The wire result of one round of a tools/call."""
-    if outcome.input_required is not None:
-        return outcome.input_required
-    value = outcome.value
-    if isinstance(value, str):
-        value = ToolResult.text(value)
-    if not isinstance(value, ToolResult):
-        raise TypeError(f"a tool returned {type(value).__name__}; return a ToolResult or a str")
-    return value.to_dict()
-
-
-def tool_failure(exc: Exception, tool_name: str) -> dict[str, Any]:
-    """The exception-to-result half of the boundary for tools/call.
+def finish_tool_call(tool_name: str, value: Any, error: BaseException | None) -> dict[str, Any]:
+    """The wire result of a finished tools/call: the tool's value, or what its exception means.
 
     Errors the protocol defines propagate (and become JSON-RPC errors); everything a model can
     read and act on becomes a result.
     """
+    if error is None:
+        if isinstance(value, str):
+            value = ToolResult.text(value)
+        if isinstance(value, ToolResult):
+            return value.to_dict()
+        error = TypeError(f"a tool returned {type(value).__name__}; return a ToolResult or a str")
+    return tool_failure(error, tool_name)
+
+
+def tool_failure(exc: BaseException, tool_name: str) -> dict[str, Any]:
+    """The exception-to-result half of the boundary for tools/call."""
     if isinstance(exc, JsonRpcError | MissingClientCapability):
         raise exc
     if isinstance(exc, ElicitationEnded):

@@ -36,6 +36,7 @@ class Context:
 
     __slots__ = (
         "arguments",
+        "base_url",
         "capabilities",
         "client_name",
         "era",
@@ -67,6 +68,7 @@ class Context:
         input_channel: InputChannel | None = None,
         tool_title: str | None = None,
         client_name: str | None = None,
+        base_url: str | None = None,
     ) -> None:
         self.table = table
         self.method = method
@@ -82,6 +84,8 @@ class Context:
         self.input_channel = input_channel
         self.tool_title = tool_title
         self.client_name = client_name
+        self.base_url = base_url
+        """Where the server is reached over HTTP (scheme://host), for links shown to people."""
 
     @property
     def client_shows_forms(self) -> bool:

@@ -66,6 +66,10 @@ class Question:
     expires_at: float
     client_name: str | None = None
     attempt: int = 1
+    call_id: str | None = None
+    """The parked call holding the question, when it travels to the client as MRTR."""
+    worker: str | None = None
+    """The table (worker process) that holds the question."""
 
 
 class QuestionObserver(Protocol):
@@ -86,10 +90,23 @@ class InputChannel(Protocol):
     async def request(self, key: str, request: dict[str, Any], deadline: float) -> Any: ...
 
 
+Finish = Callable[[Any, BaseException | None], dict[str, Any]]
+"""Turns a finished handler's value (or exception) into the method's wire result.
+
+It runs in the worker that holds the call, so a round forwarded from another worker comes back
+already on the wire. It may raise the protocol errors the dispatch boundary maps.
+"""
+
+
 class Relay(Protocol):
     """Forwards a retry to the worker process holding its parked call."""
 
     worker: str
+
+    def attach(self, table: ElicitationTable) -> None: ...
+
+    def ensure_listening(self) -> None:
+        """Make sure retries sent to `worker` are received (called before a state is issued)."""
 
     async def resume_remote(
         self,
@@ -98,15 +115,7 @@ class Relay(Protocol):
         stream: Stream,
         progress_token: str | int | None,
         log_level: str | None,
-    ) -> RoundResult: ...
-
-
-@dataclass(slots=True)
-class RoundResult:
-    """How one request of a call ended: with the handler's value, or asking for input."""
-
-    value: Any = None
-    input_required: dict[str, Any] | None = None
+    ) -> dict[str, Any]: ...
 
 
 @dataclass(slots=True)
@@ -126,6 +135,7 @@ class ParkedCall:
     binding: str
     principal: str
     preset: dict[str, Any] | None
+    finish: Finish
     task: asyncio.Task[Any] | None = None
     round: int = 1
     pending: dict[str, _Pending] = field(default_factory=dict)
@@ -174,6 +184,8 @@ class ElicitationTable:
         self.relay = relay
         self.clock = clock
         self.worker = relay.worker if relay is not None else f"local.{secrets.token_hex(6)}"
+        if relay is not None:
+            relay.attach(self)
         self._calls: dict[str, ParkedCall] = {}
         self._seq = itertools.count(1)
         self._issued = 0
@@ -220,8 +232,11 @@ class ElicitationTable:
             created_at=now,
             expires_at=now + limit,
             client_name=ctx.client_name,
+            worker=self.worker,
         )
         parked = ctx.input_channel if isinstance(ctx.input_channel, ParkedCall) else None
+        if parked is not None and route == "client":
+            question.call_id = parked.id
         if parked is not None and route == "client":
             self._hold_slot(parked)  # held until the call ends, across every round
         else:
@@ -343,9 +358,14 @@ class ElicitationTable:
         handler: Callable[[], Coroutine[Any, Any, Any]],
         *,
         binding: str,
+        finish: Finish,
         preset: Mapping[str, Any] | None = None,
-    ) -> RoundResult:
-        """Start a call that may park: run `handler` until it finishes or waits for input."""
+    ) -> dict[str, Any]:
+        """Start a call that may park: run `handler` until it finishes or waits for input.
+
+        Returns the wire result of this request: `finish` applied to the handler's outcome, or
+        an `input_required` result naming what the handler waits for.
+        """
         call = ParkedCall(
             table=self,
             id=str(next(self._seq)),
@@ -353,6 +373,7 @@ class ElicitationTable:
             binding=binding,
             principal=self.sealer.principal_digest(ctx.principal),
             preset=dict(preset) if preset else None,
+            finish=finish,
         )
         self._issued += 1
         ctx.input_channel = call
@@ -383,7 +404,7 @@ class ElicitationTable:
         stream: Stream,
         progress_token: str | int | None = None,
         log_level: str | None = None,
-    ) -> RoundResult:
+    ) -> dict[str, Any]:
         """Wake the parked call a verified requestState names, with the client's responses.
 
         Raises:
@@ -411,7 +432,7 @@ class ElicitationTable:
         stream: Stream,
         progress_token: str | int | None = None,
         log_level: str | None = None,
-    ) -> RoundResult:
+    ) -> dict[str, Any]:
         """The owner's half of :meth:`resume`, also reached through a relay."""
         call = self._calls.get(claims.call)
         if call is None:
@@ -428,7 +449,7 @@ class ElicitationTable:
             return self._collect(call)
         answers = {**responses, **call.overrides}
         if any(key not in answers for key in call.pending):
-            return RoundResult(input_required=self._park(call))  # ask the same again
+            return self._park(call)  # ask the same again
         if call.timer is not None:
             call.timer.cancel()
             call.timer = None
@@ -450,7 +471,7 @@ class ElicitationTable:
         call.overrides = {key: reply.to_dict() for key in call.pending}
         return True
 
-    async def _drive(self, call: ParkedCall) -> RoundResult:
+    async def _drive(self, call: ParkedCall) -> dict[str, Any]:
         assert call.task is not None
         wake = call.wake = asyncio.get_running_loop().create_future()
         if call.task.done():
@@ -464,14 +485,16 @@ class ElicitationTable:
             call.wake = None
         if call.task.done():
             return self._collect(call)
-        return RoundResult(input_required=self._park(call))
+        return self._park(call)
 
-    def _collect(self, call: ParkedCall) -> RoundResult:
+    def _collect(self, call: ParkedCall) -> dict[str, Any]:
         self._drop(call, "withdrawn")
-        assert call.task is not None
-        if call.task.cancelled():
-            raise QuestionNoLongerWaiting
-        return RoundResult(value=call.task.result())
+        task = call.task
+        assert task is not None
+        if task.cancelled():
+            return call.finish(None, QuestionNoLongerWaiting())
+        error = task.exception()
+        return call.finish(None if error is not None else task.result(), error)
 
     def _park(self, call: ParkedCall) -> dict[str, Any]:
         call.preset = None  # answers sent up front apply to the first request only
@@ -482,6 +505,8 @@ class ElicitationTable:
         delay = call.deadline - self.clock() + EXPIRY_GRACE
         call.timer = loop.call_at(loop.time() + delay, self._expire, call)
         self._calls[call.id] = call
+        if self.relay is not None:
+            self.relay.ensure_listening()
         token = self.sealer.seal(
             StateClaims(
                 call.id, call.round, self.worker, call.principal, call.binding, call.deadline
@@ -556,11 +581,11 @@ def _declares(capabilities: Mapping[str, Any], needed: Mapping[str, Any]) -> boo
 __all__ = [
     "ElicitationEnded",
     "ElicitationTable",
+    "Finish",
     "InputChannel",
     "OnElicit",
     "ParkedCall",
     "Question",
     "QuestionObserver",
     "Relay",
-    "RoundResult",
 ]

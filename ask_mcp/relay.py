@@ -1,0 +1,270 @@
+"""Each worker process's mailbox on the Channels layer: how a retry or an answer reaches the call's worker.
+
+A parked MRTR call lives in one process; its requestState names that process's channel. A retry
+that lands elsewhere is forwarded here and the owner runs the round, streaming notifications
+and the result back. An answer given in a browser (or an admin's cancel) is "settled" to the
+worker whose channel the ask records. With one process and the in-memory layer, everything is
+a local lookup.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections.abc import Mapping
+from dataclasses import asdict
+from typing import Any, Final
+
+from channels.layers import get_channel_layer
+
+from ask_mcp.protocol.forms import ElicitResult, read_elicit_result
+from ask_mcp.protocol.jsonrpc import MISSING_REQUIRED_CLIENT_CAPABILITY, JsonRpcError
+from ask_mcp.server.context import Stream
+from ask_mcp.server.elicitation import ElicitationTable
+from ask_mcp.server.errors import MissingClientCapability, QuestionNoLongerWaiting
+from ask_mcp.server.state import InvalidState, StateClaims
+
+logger = logging.getLogger("ask_mcp.relay")
+
+ALIVE_INTERVAL: Final = 5.0
+"""Seconds between "still working" messages while an owner runs a forwarded round."""
+RETRY_BACKOFF: Final = (0.1, 0.5, 1.0, 2.0)
+"""Pauses before listening again after the layer failed (Redis restarting, say)."""
+
+
+class RelayedStream:
+    """The owner's side of a forwarded round: notifications go back to the requesting worker."""
+
+    def __init__(self, relay: ChannelRelay, reply_to: str, corr: str) -> None:
+        self._relay, self._reply_to, self._corr = relay, reply_to, corr
+
+    async def notify(self, message: dict[str, Any]) -> None:
+        await self._relay.send(
+            self._reply_to, {"type": "mrtr.notify", "corr": self._corr, "message": message}
+        )
+
+
+class ChannelRelay:
+    """A worker's channel on the layer, its listener, and the calls waiting on it."""
+
+    def __init__(self, alias: str = "default", *, layer: Any = None, ack_timeout: float = 5.0):
+        self.alias = alias
+        self.worker = f"askmcp.worker.{uuid.uuid4().hex}"
+        self.ack_timeout = ack_timeout
+        self._layer = layer
+        self._table: ElicitationTable | None = None
+        self._listener: asyncio.Task[None] | None = None
+        self._replies: dict[str, asyncio.Queue[dict[str, Any]]] = {}
+        self._settlements: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._serving: dict[str, asyncio.Task[None]] = {}
+
+    @property
+    def layer(self) -> Any:
+        if self._layer is None:
+            self._layer = get_channel_layer(self.alias)
+            if self._layer is None:
+                raise RuntimeError(f"CHANNEL_LAYERS has no {self.alias!r} layer")
+        return self._layer
+
+    def attach(self, table: ElicitationTable) -> None:
+        self._table = table
+
+    def ensure_listening(self) -> None:
+        """Start receiving on this worker's channel (once per event loop)."""
+        listener = self._listener
+        loop = asyncio.get_running_loop()
+        if listener is not None and not listener.done() and listener.get_loop() is loop:
+            return
+        self._listener = loop.create_task(self._listen(), name=f"ask_mcp relay {self.worker}")
+
+    async def send(self, channel: str, message: dict[str, Any]) -> None:
+        await self.layer.send(channel, message)
+
+    async def _listen(self) -> None:
+        failures = 0
+        while True:
+            try:
+                message = await self.layer.receive(self.worker)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                pause = RETRY_BACKOFF[min(failures, len(RETRY_BACKOFF) - 1)]
+                failures += 1
+                logger.warning(
+                    "channel layer receive failed; retrying in %.1f s", pause, exc_info=True
+                )
+                await asyncio.sleep(pause)
+                continue
+            failures = 0
+            try:
+                self._dispatch(message)
+            except Exception:
+                logger.exception("could not handle relay message %r", message.get("type"))
+
+    def _dispatch(self, message: dict[str, Any]) -> None:
+        kind = message.get("type", "")
+        if kind == "mrtr.resume":
+            corr = message["corr"]
+            self._serving[corr] = asyncio.get_running_loop().create_task(self._serve(message))
+        elif kind == "mrtr.cancel":
+            task = self._serving.get(message["corr"])
+            if task is not None:
+                task.cancel()
+        elif kind.startswith("mrtr."):
+            queue = self._replies.get(message.get("corr", ""))
+            if queue is not None:
+                queue.put_nowait(message)
+        elif kind == "ask.settle":
+            self._settle_here(message["ask"], message["reply"], message.get("call"))
+        else:
+            logger.warning("ignoring relay message of unknown type %r", kind)
+
+    # ------------------------------------------------------------------ MRTR forwarding
+
+    async def resume_remote(
+        self,
+        claims: StateClaims,
+        responses: Mapping[str, Any],
+        stream: Stream,
+        progress_token: str | int | None,
+        log_level: str | None,
+    ) -> dict[str, Any]:
+        """Run a retry's round on the worker that holds its call, and return its wire result.
+
+        Raises:
+            QuestionNoLongerWaiting: the owner did not answer (it stopped or crashed).
+            InvalidState: the owner says the state was already used.
+            JsonRpcError: the round ended in a protocol error.
+        """
+        self.ensure_listening()
+        corr = uuid.uuid4().hex
+        queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self._replies[corr] = queue
+        try:
+            await self.send(
+                claims.owner,
+                {
+                    "type": "mrtr.resume",
+                    "corr": corr,
+                    "reply_to": self.worker,
+                    "claims": asdict(claims),
+                    "responses": dict(responses),
+                    "progress_token": progress_token,
+                    "log_level": log_level,
+                },
+            )
+            patience = self.ack_timeout
+            while True:
+                try:
+                    async with asyncio.timeout(patience):
+                        reply = await queue.get()
+                except TimeoutError:
+                    raise QuestionNoLongerWaiting from None
+                kind = reply["type"]
+                if kind in ("mrtr.ack", "mrtr.alive"):
+                    patience = max(self.ack_timeout, 3 * ALIVE_INTERVAL)
+                elif kind == "mrtr.notify":
+                    await stream.notify(reply["message"])
+                elif kind == "mrtr.result":
+                    result: dict[str, Any] = reply["result"]
+                    return result
+                elif kind == "mrtr.used":
+                    raise InvalidState(reply["reason"])
+                elif kind == "mrtr.gone":
+                    raise QuestionNoLongerWaiting
+                elif kind == "mrtr.error":
+                    error = reply["error"]
+                    raise JsonRpcError(error["code"], error["message"], error.get("data"))
+        except asyncio.CancelledError:
+            # The client went away: stop the owner's handler too (2026-07-28 cancellation).
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self.send(claims.owner, {"type": "mrtr.cancel", "corr": corr}))
+            raise
+        finally:
+            self._replies.pop(corr, None)
+
+    async def _serve(self, message: dict[str, Any]) -> None:
+        corr, reply_to = message["corr"], message["reply_to"]
+        table = self._table
+        reply: dict[str, Any]
+        try:
+            await self.send(reply_to, {"type": "mrtr.ack", "corr": corr})
+            alive = asyncio.get_running_loop().create_task(self._keep_alive(reply_to, corr))
+            try:
+                if table is None:
+                    raise QuestionNoLongerWaiting
+                result = await table.resume_local(
+                    StateClaims(**message["claims"]),
+                    message["responses"],
+                    stream=RelayedStream(self, reply_to, corr),
+                    progress_token=message.get("progress_token"),
+                    log_level=message.get("log_level"),
+                )
+                reply = {"type": "mrtr.result", "corr": corr, "result": result}
+            finally:
+                alive.cancel()
+        except InvalidState as exc:
+            reply = {"type": "mrtr.used", "corr": corr, "reason": exc.reason}
+        except QuestionNoLongerWaiting:
+            reply = {"type": "mrtr.gone", "corr": corr}
+        except JsonRpcError as exc:
+            reply = {"type": "mrtr.error", "corr": corr, "error": exc.to_dict()}
+        except MissingClientCapability as exc:
+            error = JsonRpcError(
+                MISSING_REQUIRED_CLIENT_CAPABILITY,
+                exc.message,
+                {"requiredCapabilities": exc.required},
+            )
+            reply = {"type": "mrtr.error", "corr": corr, "error": error.to_dict()}
+        except asyncio.CancelledError:
+            return
+        finally:
+            self._serving.pop(corr, None)
+        await self.send(reply_to, reply)
+
+    async def _keep_alive(self, reply_to: str, corr: str) -> None:
+        while True:
+            await asyncio.sleep(ALIVE_INTERVAL)
+            await self.send(reply_to, {"type": "mrtr.alive", "corr": corr})
+
+    # ------------------------------------------------------------------ answers settled elsewhere
+
+    def expect(self, ask_id: str) -> asyncio.Future[dict[str, Any]]:
+        """Register, in the holding worker, that `ask_id` waits here for a settlement."""
+        self.ensure_listening()
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._settlements[ask_id] = future
+        return future
+
+    async def wait_settled(self, ask_id: str) -> dict[str, Any]:
+        """Wait in the holding worker until someone settles `ask_id` (see :meth:`settle`)."""
+        future = self._settlements.get(ask_id) or self.expect(ask_id)
+        try:
+            return await future
+        finally:
+            self._settlements.pop(ask_id, None)
+
+    async def settle(
+        self, worker: str, ask_id: str, reply: Mapping[str, Any], call_id: str | None = None
+    ) -> None:
+        """Deliver a person's (or an admin's) reply to the worker holding the ask."""
+        if worker == self.worker:
+            self._settle_here(ask_id, dict(reply), call_id)
+            return
+        await self.send(
+            worker, {"type": "ask.settle", "ask": ask_id, "call": call_id, "reply": dict(reply)}
+        )
+
+    def _settle_here(self, ask_id: str, reply: dict[str, Any], call_id: str | None) -> None:
+        future = self._settlements.get(ask_id)
+        if future is not None and not future.done():
+            future.set_result(reply)
+        elif call_id is not None and self._table is not None:
+            self._table.answer_parked(call_id, read_elicit_result(reply) or ElicitResult("decline"))
+
+    @property
+    def holding(self) -> int:
+        """Asks this worker is waiting on a settlement for."""
+        return len(self._settlements)
