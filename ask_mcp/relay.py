@@ -23,7 +23,11 @@ from ask_mcp.protocol.forms import ElicitResult, read_elicit_result
 from ask_mcp.protocol.jsonrpc import MISSING_REQUIRED_CLIENT_CAPABILITY, JsonRpcError
 from ask_mcp.server.context import Stream
 from ask_mcp.server.elicitation import ElicitationTable
-from ask_mcp.server.errors import MissingClientCapability, QuestionNoLongerWaiting
+from ask_mcp.server.errors import (
+    ElicitationTimedOut,
+    MissingClientCapability,
+    QuestionNoLongerWaiting,
+)
 from ask_mcp.server.state import InvalidState, StateClaims
 
 logger = logging.getLogger("ask_mcp.relay")
@@ -118,6 +122,8 @@ class ChannelRelay:
                 queue.put_nowait(message)
         elif kind == "ask.settle":
             self._settle_here(message["ask"], message["reply"], message.get("call"))
+        elif kind == "ask.expire":
+            self._expire_here(message["ask"], message.get("call"))
         else:
             logger.warning("ignoring relay message of unknown type %r", kind)
 
@@ -263,6 +269,20 @@ class ChannelRelay:
             future.set_result(reply)
         elif call_id is not None and self._table is not None:
             self._table.answer_parked(call_id, read_elicit_result(reply) or ElicitResult("decline"))
+
+    async def expire(self, worker: str, ask_id: str, call_id: str | None = None) -> None:
+        """End an ask as expired in the worker holding it (the held call gets the timeout result)."""
+        if worker == self.worker:
+            self._expire_here(ask_id, call_id)
+            return
+        await self.send(worker, {"type": "ask.expire", "ask": ask_id, "call": call_id})
+
+    def _expire_here(self, ask_id: str, call_id: str | None) -> None:
+        future = self._settlements.get(ask_id)
+        if future is not None and not future.done():
+            future.set_exception(ElicitationTimedOut())
+        elif call_id is not None and self._table is not None:
+            self._table.expire_parked(call_id)
 
     @property
     def holding(self) -> int:

@@ -165,3 +165,17 @@ async def test_settling_an_ask_wakes_the_worker_holding_it(layer: InMemoryChanne
         waiting = asyncio.create_task(holder.wait_settled("ask-1"))
         await answerer.settle(holder.worker, "ask-1", {"action": "accept", "content": {"a": 1}})
         assert await waiting == {"action": "accept", "content": {"a": 1}}
+
+
+async def test_expiring_an_ask_ends_the_held_wait_with_a_timeout(
+    layer: InMemoryChannelLayer,
+) -> None:
+    from ask_mcp.server.errors import ElicitationTimedOut
+
+    holder, admin = ChannelRelay(layer=layer), ChannelRelay(layer=layer)
+    async with asyncio.timeout(5):
+        holder.expect("ask-2")
+        waiting = asyncio.create_task(holder.wait_settled("ask-2"))
+        await admin.expire(holder.worker, "ask-2")
+        with pytest.raises(ElicitationTimedOut):
+            await waiting

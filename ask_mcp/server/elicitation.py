@@ -471,6 +471,14 @@ class ElicitationTable:
         call.overrides = {key: reply.to_dict() for key in call.pending}
         return True
 
+    def expire_parked(self, call_id: str) -> bool:
+        """End a parked call now as if its deadline had passed. False when no such call waits."""
+        call = self._calls.get(call_id)
+        if call is None or call.wake is not None:
+            return False
+        self._drop(call, "expired")
+        return True
+
     async def _drive(self, call: ParkedCall) -> dict[str, Any]:
         assert call.task is not None
         wake = call.wake = asyncio.get_running_loop().create_future()
