@@ -40,7 +40,7 @@ def check_ask_mcp_settings(
                     id="ask_mcp.E003",
                 )
             )
-    for key in ("ELICITATION_TTL", "KEEPALIVE_SECONDS"):
+    for key in ("ELICITATION_TTL", "KEEPALIVE_SECONDS", "SESSION_IDLE_SECONDS"):
         value = conf.get(key)
         if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
             messages.append(
@@ -78,6 +78,15 @@ def check_ask_mcp_settings(
                 "ASK_MCP['ALLOWED_ORIGINS'] must be a list of origins such as "
                 "'https://app.example.com'.",
                 id="ask_mcp.E008",
+            )
+        )
+    idle, ttl = conf.get("SESSION_IDLE_SECONDS"), conf.get("ELICITATION_TTL")
+    if isinstance(idle, int | float) and isinstance(ttl, int | float) and 0 < idle < ttl:
+        messages.append(
+            Warning(
+                f"ASK_MCP['SESSION_IDLE_SECONDS'] ({idle}) is shorter than ELICITATION_TTL ({ttl}): "
+                "an initialize-era session can expire while its client waits for a person.",
+                id="ask_mcp.W002",
             )
         )
     if "default" not in getattr(settings, "CHANNEL_LAYERS", {}):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from django.conf import settings
 from django.core.signals import setting_changed
@@ -14,7 +14,11 @@ from django.utils.module_loading import import_string
 from .relay import ChannelRelay
 from .server.app import MCPServer
 from .server.state import derive_key
+from .sessions import LegacySessions
 from .toolkits import build_toolkit
+
+if TYPE_CHECKING:
+    from .sessions import LegacySessions
 
 DEFAULTS: Final[Mapping[str, Any]] = {
     "NAME": "askserver",
@@ -32,6 +36,7 @@ DEFAULTS: Final[Mapping[str, Any]] = {
     "MAX_BODY_BYTES": 1024 * 1024,
     "ALLOWED_ORIGINS": [],
     "KEEPALIVE_SECONDS": 15.0,
+    "SESSION_IDLE_SECONDS": 3600,
 }
 """Every key of `settings.ASK_MCP`, with its default. The README's settings table mirrors this."""
 
@@ -46,6 +51,17 @@ def get(key: str) -> Any:
 def get_server() -> MCPServer:
     """The process's MCPServer, built once from settings (rebuilt if `ASK_MCP` changes)."""
     return build_server()
+
+
+@functools.cache
+def get_sessions() -> LegacySessions:
+    """The process's initialize-era sessions, sharing the server's relay."""
+    from .sessions import LegacySessions  # imports models: only once the app registry is ready
+
+    relay = get_server().table.relay
+    if not isinstance(relay, ChannelRelay):
+        raise RuntimeError("initialize-era sessions need CHANNEL_LAYERS['default']")
+    return LegacySessions(relay, idle_seconds=float(get("SESSION_IDLE_SECONDS")))
 
 
 def build_server() -> MCPServer:
@@ -85,3 +101,4 @@ def _hook(key: str) -> Any:
 def _reset(*, setting: str, **kwargs: Any) -> None:
     if setting in ("ASK_MCP", "SECRET_KEY", "SECRET_KEY_FALLBACKS"):
         get_server.cache_clear()
+        get_sessions.cache_clear()

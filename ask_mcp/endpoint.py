@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -24,13 +24,19 @@ from .protocol.jsonrpc import (
     INVALID_REQUEST,
     JsonRpcError,
     MessageError,
+    Request,
     Response,
     encode,
     error_message,
     http_status,
     parse_message,
+    result_message,
 )
 from .server.app import MCPServer
+from .server.legacy import LegacySession
+
+if TYPE_CHECKING:
+    from .sessions import LegacySessions
 
 logger = logging.getLogger("ask_mcp.endpoint")
 
@@ -88,6 +94,15 @@ class HttpStream:
         if not self.started:
             await self._start()
         await self._send({"type": "http.response.body", "body": sse.KEEPALIVE, "more_body": True})
+
+    async def close(self) -> None:
+        """End the response without a message (a cancelled legacy request, a GET stream)."""
+        if self.closed and not self.started:
+            return
+        self.closed = True
+        if not self.started:
+            await self._start()
+        await self._send({"type": "http.response.body", "body": b"", "more_body": False})
 
     async def finish(self, reply: dict[str, Any], status: int = 200) -> None:
         self.closed = True
@@ -204,29 +219,47 @@ async def wait_for_disconnect(receive: Receive) -> None:
 
 
 class McpEndpoint:
-    """ASGI application for the MCP endpoint; route it at /mcp under Channels' URLRouter."""
+    """ASGI application for the MCP endpoint; route it at /mcp under Channels' URLRouter.
 
-    def __init__(self, server: MCPServer | None = None) -> None:
+    Serves both eras on one URL: a request naming a 2026-07-28 (or unknown) version in its
+    MCP-Protocol-Version header, or carrying modern `_meta` outside any session, is stateless;
+    initialize, a session id or an initialize-era version header selects a legacy session.
+    """
+
+    def __init__(self, server: MCPServer | None = None, sessions: LegacySessions | None = None):
         self._server = server
+        self._sessions = sessions
 
     @property
     def server(self) -> MCPServer:
         return self._server if self._server is not None else conf.get_server()
 
+    @property
+    def sessions(self) -> LegacySessions:
+        return self._sessions if self._sessions is not None else conf.get_sessions()
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             raise ValueError(f"McpEndpoint serves HTTP only, not {scope['type']!r}")
         headers, names = read_headers(scope)
+        version_header = headers.get(mcp.HEADER_PROTOCOL_VERSION)
+        session_id = headers.get(mcp.HEADER_SESSION_ID)
+        modern_header = version_header is not None and version_header not in mcp.HANDSHAKE_VERSIONS
+        legacy_hint = not modern_header and (session_id is not None or version_header is not None)
+        method = scope["method"]
         try:
-            if scope["method"] != "POST":
-                raise HttpProblem(
-                    405,
-                    f"Method Not Allowed: {scope['method']} is not part of MCP 2026-07-28; send "
-                    "each message as a POST",
-                    [(b"allow", b"POST")],
-                )
             check_host(headers)
             check_origin(headers)
+            if method in ("GET", "DELETE") and legacy_hint:
+                await self._legacy_without_body(method, headers, session_id, receive, send)
+                return
+            if method != "POST":
+                raise HttpProblem(
+                    405,
+                    f"Method Not Allowed: {method} is not part of MCP 2026-07-28; send each "
+                    "message as a POST (GET and DELETE need an initialize-era Mcp-Session-Id)",
+                    [(b"allow", b"POST")],
+                )
             content_type = headers.get("content-type", "").split(";", 1)[0].strip().lower()
             if content_type != mcp.CONTENT_TYPE_JSON:
                 raise HttpProblem(
@@ -239,9 +272,7 @@ class McpEndpoint:
                 )
             body = await read_body(receive, headers, conf.get("MAX_BODY_BYTES"))
         except HttpProblem as problem:
-            await send_json(
-                send, problem.status, encode(error_message(None, problem.error)), problem.headers
-            )
+            await send_problem(send, problem)
             return
         except asyncio.CancelledError:
             return  # the client left while sending its body
@@ -250,11 +281,28 @@ class McpEndpoint:
         except MessageError as exc:
             await send_json(send, 400, encode(error_message(exc.request_id, exc.error)))
             return
+        if modern_header or (not legacy_hint and _has_modern_meta(message)):
+            await self._modern(scope, message, headers, names, sse_ok, receive, send)
+        else:
+            await self._legacy(scope, message, headers, session_id, sse_ok, receive, send)
+
+    # ------------------------------------------------------------------ 2026-07-28
+
+    async def _modern(
+        self,
+        scope: Scope,
+        message: Request | Response,
+        headers: dict[str, str],
+        names: list[str],
+        sse_ok: bool,
+        receive: Receive,
+        send: Send,
+    ) -> None:
         if isinstance(message, Response):
             error = JsonRpcError(
                 INVALID_REQUEST,
-                "Invalid request: a JSON-RPC response is only accepted inside a legacy "
-                "(initialize-era) session",
+                "Invalid request: a JSON-RPC response is only accepted inside an initialize-era "
+                "session",
             )
             await send_json(send, 400, encode(error_message(message.id, error)))
             return
@@ -268,33 +316,187 @@ class McpEndpoint:
                 headers=headers,
                 header_names=names,
                 stream=stream,
-                base_url=f"{scope.get('scheme', 'http')}://{headers.get('host', '')}",
+                base_url=_base_url(scope, headers),
             )
         )
-        reply = await self._supervise(handling, receive, stream)
-        if reply is None:
-            return
-        await stream.finish(reply, http_status(reply["error"]["code"]) if "error" in reply else 200)
+        reply = await supervise(handling, receive, stream, cancel_on_disconnect=True)
+        if reply is not None:
+            await stream.finish(
+                reply, http_status(reply["error"]["code"]) if "error" in reply else 200
+            )
 
-    async def _supervise(
-        self, handling: asyncio.Future[Any], receive: Receive, stream: HttpStream
-    ) -> dict[str, Any] | None:
-        """Wait for the reply, keeping the stream alive; a client disconnect cancels the call."""
-        left = asyncio.ensure_future(wait_for_disconnect(receive))
-        interval = float(conf.get("KEEPALIVE_SECONDS"))
+    # ------------------------------------------------------------------ 2025-06-18 / 2025-11-25
+
+    async def _legacy(
+        self,
+        scope: Scope,
+        message: Request | Response,
+        headers: dict[str, str],
+        session_id: str | None,
+        sse_ok: bool,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        sessions = self.sessions
+        if session_id is None:
+            if (
+                isinstance(message, Request)
+                and message.method == "initialize"
+                and message.id is not None
+            ):
+                await self._initialize(message, send)
+                return
+            await send_problem(
+                send,
+                HttpProblem(
+                    400,
+                    "Bad Request: missing Mcp-Session-Id header; send initialize first, or "
+                    "send MCP-Protocol-Version: 2026-07-28 with per-request _meta",
+                ),
+            )
+            return
         try:
-            while True:
-                done, _ = await asyncio.wait(
-                    (handling, left), timeout=interval, return_when=asyncio.FIRST_COMPLETED
-                )
-                if handling in done:
-                    reply: dict[str, Any] | None = handling.result()
-                    return reply
-                if left in done:
+            session = await self._session(session_id, headers)
+        except HttpProblem as problem:
+            await send_problem(send, problem)
+            return
+        if isinstance(message, Response):
+            await sessions.deliver(session.id, message)
+            await send_empty(send, 202)
+            return
+        if message.is_notification:
+            if message.method == "notifications/cancelled":
+                await sessions.cancel(session.id, message.params.get("requestId"))
+            await send_empty(send, 202)
+            return
+        stream = HttpStream(send, allows_sse=sse_ok)
+        handling = asyncio.ensure_future(
+            self.server.handle_legacy(
+                message,
+                session=session,
+                stream=stream,
+                control=sessions,
+                responses=sessions.router(session.id),
+                base_url=_base_url(scope, headers),
+            )
+        )
+        assert message.id is not None
+        await sessions.track(session.id, message.id, handling)
+        # In the initialize era a dropped stream is not a cancellation; notifications/cancelled is.
+        try:
+            reply = await supervise(handling, receive, stream, cancel_on_disconnect=False)
+        except asyncio.CancelledError:
+            await stream.close()
+            return
+        if reply is not None:
+            await stream.finish(reply)
+
+    async def _initialize(self, message: Request, send: Send) -> None:
+        assert message.id is not None
+        try:
+            result, version, capabilities, client_info = self.server.initialize(message)
+        except JsonRpcError as exc:
+            await send_json(send, 400, encode(error_message(message.id, exc)))
+            return
+        session = await self.sessions.create(version, capabilities, client_info, principal=None)
+        await send_json(
+            send,
+            200,
+            encode(result_message(message.id, result)),
+            [(b"mcp-session-id", session.id.encode("ascii"))],
+        )
+
+    async def _session(self, session_id: str, headers: dict[str, str]) -> LegacySession:
+        session = await self.sessions.get(session_id)
+        if session is None:
+            raise HttpProblem(
+                404, "Not Found: unknown or ended Mcp-Session-Id; initialize a new session"
+            )
+        version = headers.get(mcp.HEADER_PROTOCOL_VERSION)
+        if version is not None and version != session.protocol_version:
+            raise HttpProblem(
+                400,
+                f"Bad Request: MCP-Protocol-Version {version!r} does not match the session's "
+                f"negotiated version {session.protocol_version!r}",
+            )
+        return session
+
+    async def _legacy_without_body(
+        self,
+        method: str,
+        headers: dict[str, str],
+        session_id: str | None,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        if session_id is None:
+            raise HttpProblem(400, f"Bad Request: {method} needs an Mcp-Session-Id header")
+        session = await self._session(session_id, headers)
+        if method == "DELETE":
+            await self.sessions.end(session.id)
+            await send_empty(send, 204)
+            return
+        _, sse_ok = accepted(headers)
+        if not sse_ok:
+            raise HttpProblem(406, "Not Acceptable: the GET stream is text/event-stream")
+        # The standalone stream: open until the session ends or the client leaves.
+        stream = HttpStream(send, allows_sse=True)
+        await stream.keepalive()
+        ended = self.sessions.open_stream(session.id)
+        try:
+            await supervise(
+                asyncio.ensure_future(ended.wait()), receive, stream, cancel_on_disconnect=True
+            )
+        finally:
+            self.sessions.close_stream(session.id, ended)
+        await stream.close()
+
+
+async def supervise(
+    handling: asyncio.Future[Any],
+    receive: Receive,
+    stream: HttpStream,
+    *,
+    cancel_on_disconnect: bool,
+) -> Any:
+    """Wait for `handling`, keeping the stream alive; a client disconnect cancels it (or, when
+    `cancel_on_disconnect` is false, abandons the stream and lets it run on).
+
+    Returns None when the client went away.
+    """
+    left = asyncio.ensure_future(wait_for_disconnect(receive))
+    interval = float(conf.get("KEEPALIVE_SECONDS"))
+    try:
+        while True:
+            done, _ = await asyncio.wait(
+                (handling, left), timeout=interval, return_when=asyncio.FIRST_COMPLETED
+            )
+            if handling in done:
+                return handling.result()
+            if left in done:
+                stream.closed = True
+                if cancel_on_disconnect:
                     handling.cancel()
                     with contextlib.suppress(asyncio.CancelledError):
                         await handling
-                    return None
-                await stream.keepalive()
-        finally:
-            left.cancel()
+                return None
+            await stream.keepalive()
+    finally:
+        left.cancel()
+
+
+async def send_problem(send: Send, problem: HttpProblem) -> None:
+    await send_json(
+        send, problem.status, encode(error_message(None, problem.error)), problem.headers
+    )
+
+
+def _has_modern_meta(message: Request | Response) -> bool:
+    if not isinstance(message, Request):
+        return False
+    meta = message.params.get("_meta")
+    return isinstance(meta, dict) and mcp.META_PROTOCOL_VERSION in meta
+
+
+def _base_url(scope: Scope, headers: dict[str, str]) -> str:
+    return f"{scope.get('scheme', 'http')}://{headers.get('host', '')}"

@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict
 from typing import Any, Final
 
@@ -63,6 +63,8 @@ class ChannelRelay:
         self._replies: dict[str, asyncio.Queue[dict[str, Any]]] = {}
         self._settlements: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._serving: dict[str, asyncio.Task[None]] = {}
+        self._handlers: dict[str, Callable[[dict[str, Any]], None]] = {}
+        self._groups: dict[str, int] = {}
 
     @property
     def layer(self) -> Any:
@@ -85,6 +87,28 @@ class ChannelRelay:
 
     async def send(self, channel: str, message: dict[str, Any]) -> None:
         await self.layer.send(channel, message)
+
+    def add_handler(self, kind: str, handler: Callable[[dict[str, Any]], None]) -> None:
+        """Handle messages of type `kind` arriving on this worker's channel."""
+        self._handlers[kind] = handler
+
+    async def join(self, group: str) -> None:
+        """Receive a group's messages here; joins are counted, so nested users may share a group."""
+        self._groups[group] = self._groups.get(group, 0) + 1
+        if self._groups[group] == 1:
+            self.ensure_listening()
+            await self.layer.group_add(group, self.worker)
+
+    async def leave(self, group: str) -> None:
+        count = self._groups.get(group, 0) - 1
+        if count > 0:
+            self._groups[group] = count
+            return
+        self._groups.pop(group, None)
+        await self.layer.group_discard(group, self.worker)
+
+    async def broadcast(self, group: str, message: dict[str, Any]) -> None:
+        await self.layer.group_send(group, message)
 
     async def _listen(self) -> None:
         failures = 0
@@ -124,6 +148,8 @@ class ChannelRelay:
             self._settle_here(message["ask"], message["reply"], message.get("call"))
         elif kind == "ask.expire":
             self._expire_here(message["ask"], message.get("call"))
+        elif kind in self._handlers:
+            self._handlers[kind](message)
         else:
             logger.warning("ignoring relay message of unknown type %r", kind)
 

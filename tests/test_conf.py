@@ -6,10 +6,10 @@ import re
 from pathlib import Path
 
 import pytest
-from django.core.checks import run_checks
 from django.test import override_settings
 
 from ask_mcp import conf
+from ask_mcp.checks import check_ask_mcp_settings as run_checks
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

@@ -7,12 +7,13 @@ Django. Pure asyncio.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import secrets
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from ask_mcp.protocol import mcp
 from ask_mcp.protocol.envelope import (
@@ -25,6 +26,7 @@ from ask_mcp.protocol.envelope import (
 from ask_mcp.protocol.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
+    INVALID_REQUEST,
     METHOD_NOT_FOUND,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     JsonRpcError,
@@ -37,6 +39,13 @@ from ask_mcp.protocol.jsonrpc import (
 from .context import Context, NullStream, Stream
 from .elicitation import ElicitationTable, OnElicit, QuestionObserver, Relay
 from .errors import ElicitationEnded, MissingClientCapability, ToolError
+from .legacy import (
+    LegacySession,
+    PushChannel,
+    SessionControl,
+    legacy_capabilities,
+    read_initialize,
+)
 from .state import InvalidState, StateSealer, request_binding
 from .toolkit import Tool, Toolkit, ToolResult
 
@@ -71,6 +80,29 @@ class Inbound:
 
 
 Method = Callable[[Inbound], Awaitable[dict[str, Any]]]
+
+
+class ResponseRouter(Protocol):
+    """Where an initialize-era client's responses to our requests are awaited."""
+
+    def expect(self, request_id: str) -> asyncio.Future[dict[str, Any]]: ...
+
+    def forget(self, request_id: str) -> None: ...
+
+
+@dataclass(slots=True)
+class LegacyInbound:
+    """A request inside an initialize-era session, with what the transport knows about it."""
+
+    request: Request
+    session: LegacySession
+    stream: Stream
+    control: SessionControl | None
+    responses: ResponseRouter | None
+    base_url: str | None
+
+
+LegacyMethod = Callable[[LegacyInbound], Awaitable[dict[str, Any]]]
 
 
 class MCPServer:
@@ -123,6 +155,12 @@ class MCPServer:
             "server/discover": self._discover,
             "tools/list": self._tools_list,
             "tools/call": self._tools_call,
+        }
+        self._legacy_methods: dict[str, LegacyMethod] = {
+            "ping": self._legacy_ping,
+            "tools/list": self._legacy_tools_list,
+            "tools/call": self._legacy_tools_call,
+            "logging/setLevel": self._legacy_set_level,
         }
 
     # ------------------------------------------------------------------ composition
@@ -218,7 +256,8 @@ class MCPServer:
         return result
 
     def supported_versions(self) -> tuple[str, ...]:
-        return (mcp.MODERN_VERSION,)
+        """Every version this server speaks: the modern one, and the initialize-era ones."""
+        return mcp.SUPPORTED_VERSIONS
 
     async def _tools_list(self, inbound: Inbound) -> dict[str, Any]:
         return {
@@ -301,6 +340,130 @@ class MCPServer:
                 INVALID_PARAMS, f"params.arguments must be an object, got {json_type(arguments)}"
             )
         return tool, arguments
+
+    # ------------------------------------------------------------------ the initialize-era path
+
+    def initialize(
+        self, request: Request
+    ) -> tuple[dict[str, Any], str, dict[str, Any], dict[str, Any] | None]:
+        """Answer initialize: the result, and the version, capabilities and client info to keep.
+
+        Raises:
+            JsonRpcError: -32602 for a malformed initialize.
+        """
+        version, capabilities, client_info = read_initialize(request.params)
+        result: dict[str, Any] = {
+            "protocolVersion": version,
+            "capabilities": legacy_capabilities(self.capabilities()),
+            "serverInfo": self._server_info,
+        }
+        if self.instructions:
+            result["instructions"] = self.instructions
+        return result, version, capabilities, client_info
+
+    async def handle_legacy(
+        self,
+        request: Request,
+        *,
+        session: LegacySession,
+        stream: Stream | None = None,
+        control: SessionControl | None = None,
+        responses: ResponseRouter | None = None,
+        base_url: str | None = None,
+    ) -> dict[str, Any] | None:
+        """Answer one request inside an initialize-era session (None for a notification).
+
+        Results carry no resultType and never `input_required`; a question reaches the client
+        as a server-initiated request on `stream`, answered through `responses`.
+        """
+        if request.is_notification:
+            return None
+        request_id = request.id
+        assert request_id is not None
+        try:
+            method = self._legacy_methods.get(request.method)
+            if method is None:
+                if request.method == "initialize":
+                    raise JsonRpcError(
+                        INVALID_REQUEST,
+                        "Invalid request: this session is already initialized; start a new one "
+                        "by sending initialize without an Mcp-Session-Id header",
+                    )
+                raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {request.method!r}")
+            inbound = LegacyInbound(
+                request, session, stream or NullStream(), control, responses, base_url
+            )
+            result = await method(inbound)
+        except JsonRpcError as exc:
+            return error_message(request_id, exc)
+        except Exception:
+            logger.exception("%s failed", request.method)
+            return error_message(request_id, JsonRpcError(INTERNAL_ERROR, "Internal error"))
+        return result_message(request_id, result)
+
+    async def _legacy_ping(self, inbound: LegacyInbound) -> dict[str, Any]:
+        return {}
+
+    async def _legacy_tools_list(self, inbound: LegacyInbound) -> dict[str, Any]:
+        return {"tools": [tool.listing() for tool in self.tools.values()]}
+
+    async def _legacy_set_level(self, inbound: LegacyInbound) -> dict[str, Any]:
+        level = inbound.request.params.get("level")
+        if level not in mcp.LOG_LEVELS:
+            raise JsonRpcError(
+                INVALID_PARAMS,
+                f"logging/setLevel: level must be one of {', '.join(mcp.LOG_LEVELS)}, got {level!r}",
+            )
+        inbound.session.log_level = level
+        if inbound.control is not None:
+            await inbound.control.set_log_level(inbound.session, level)
+        return {}
+
+    async def _legacy_tools_call(self, inbound: LegacyInbound) -> dict[str, Any]:
+        params = inbound.request.params
+        tool, arguments = self._tool_and_arguments(params)
+        session = inbound.session
+        meta = params.get("_meta")
+        token = meta.get(mcp.META_PROGRESS_TOKEN) if isinstance(meta, dict) else None
+        if isinstance(token, bool) or not isinstance(token, str | int):
+            token = None
+        channel = None
+        stream = inbound.stream
+        if inbound.responses is not None and getattr(stream, "allows_sse", False):
+            channel = PushChannel(
+                stream, session.protocol_version, inbound.responses.expect, inbound.responses.forget
+            )
+        ctx = Context(
+            table=self.table,
+            method="tools/call",
+            name=tool.name,
+            arguments=arguments,
+            protocol_version=session.protocol_version,
+            capabilities=session.capabilities,
+            principal=session.principal,
+            stream=stream,
+            progress_token=token,
+            log_level=session.log_level,
+            input_channel=channel,
+            tool_title=tool.title,
+            client_name=session.client_name,
+            base_url=inbound.base_url,
+        )
+        try:
+            if tool.required_capabilities:
+                _require(session.capabilities, tool.required_capabilities, tool.name)
+            value = await tool.handler(ctx, arguments)
+            return finish_tool_call(tool.name, value, None)
+        except MissingClientCapability as exc:
+            # initialize-era clients have no -32021: name what is missing in the result.
+            return ToolResult.text(exc.message, is_error=True).to_dict()
+        except JsonRpcError:
+            raise
+        except Exception as exc:
+            try:
+                return tool_failure(exc, tool.name)
+            except MissingClientCapability as missing:
+                return ToolResult.text(missing.message, is_error=True).to_dict()
 
 
 def finish_tool_call(tool_name: str, value: Any, error: BaseException | None) -> dict[str, Any]:

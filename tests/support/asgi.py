@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from askserver.asgi import application  # first: it sets Django up
+
+# isort: split
 from ask_mcp.endpoint import HttpStream
 from ask_mcp.protocol.jsonrpc import INTERNAL_ERROR, JsonRpcError, Request, error_message
 from ask_mcp.server.app import MCPServer
-from askserver.asgi import application
 from tests.support.wire import MODERN, reply_problem
 
 _handle_modern = MCPServer.handle_modern
