@@ -17,6 +17,7 @@ from ask_mcp.server.app import MCPServer
 from tests.support.wire import MODERN, reply_problem
 
 _handle_modern = MCPServer.handle_modern
+_handle_legacy = MCPServer.handle_legacy
 _notify = HttpStream.notify
 
 
@@ -27,14 +28,28 @@ async def _checked_handle_modern(self: MCPServer, request: Request, **kwargs: An
     return reply
 
 
+async def _checked_handle_legacy(self: MCPServer, request: Request, **kwargs: Any) -> Any:
+    reply = await _handle_legacy(self, request, **kwargs)
+    version = kwargs["session"].protocol_version
+    if reply is not None and "result" in reply and "resultType" in reply["result"]:
+        problem = "an initialize-era result carries resultType"
+    else:
+        problem = reply_problem(request.method, version, reply) if reply is not None else None
+    if problem:
+        return error_message(request.id, JsonRpcError(INTERNAL_ERROR, f"INVALID REPLY: {problem}"))
+    return reply
+
+
 async def _checked_notify(self: HttpStream, message: dict[str, Any]) -> None:
     from mcp_types import methods
 
-    methods.parse_server_notification(message["method"], MODERN, message.get("params"))
+    if "id" not in message:  # requests (legacy elicitation/create) are checked by the client
+        methods.parse_server_notification(message["method"], MODERN, message.get("params"))
     await _notify(self, message)
 
 
 MCPServer.handle_modern = _checked_handle_modern  # type: ignore[method-assign]
+MCPServer.handle_legacy = _checked_handle_legacy  # type: ignore[method-assign]
 HttpStream.notify = _checked_notify  # type: ignore[method-assign]
 
 __all__ = ["application"]

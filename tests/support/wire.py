@@ -129,3 +129,39 @@ def raw_http(url: str, head: str, body: bytes = b"") -> tuple[int, bytes]:
             data += chunk
     status = int(data.split(b" ", 2)[1])
     return status, data.partition(b"\r\n\r\n")[2]
+
+
+LEGACY_HEADERS = {
+    "content-type": "application/json",
+    "accept": "application/json, text/event-stream",
+}
+
+
+def legacy_initialize(
+    url: str, version: str = "2025-11-25", capabilities: dict[str, Any] | None = None
+) -> tuple[str, dict[str, Any]]:
+    """Open an initialize-era session by hand; returns its id and the initialize result."""
+    body = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": version,
+            "capabilities": capabilities if capabilities is not None else {},
+            "clientInfo": {"name": "raw-legacy", "version": "1"},
+        },
+    }
+    response = post(url, body, LEGACY_HEADERS)
+    assert response.status_code == 200, response.text
+    session = response.headers["mcp-session-id"]
+    negotiated = response.json()["result"]["protocolVersion"]
+    post(
+        url,
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {**LEGACY_HEADERS, "mcp-session-id": session, "mcp-protocol-version": negotiated},
+    )
+    return session, response.json()["result"]
+
+
+def legacy_headers(session: str, version: str = "2025-11-25") -> dict[str, str]:
+    return {**LEGACY_HEADERS, "mcp-session-id": session, "mcp-protocol-version": version}
