@@ -37,6 +37,7 @@ DEFAULTS: Final[Mapping[str, Any]] = {
     "ALLOWED_ORIGINS": [],
     "KEEPALIVE_SECONDS": 15.0,
     "SESSION_IDLE_SECONDS": 3600,
+    "ALLOW_ANONYMOUS_LOOPBACK": False,
 }
 """Every key of `settings.ASK_MCP`, with its default. The README's settings table mirrors this."""
 

@@ -19,6 +19,7 @@ from django.conf import settings
 from django.http.request import split_domain_port, validate_host
 
 from . import conf
+from .auth import Caller, Unauthorized, authenticate
 from .protocol import mcp, sse
 from .protocol.jsonrpc import (
     INVALID_REQUEST,
@@ -250,8 +251,18 @@ class McpEndpoint:
         try:
             check_host(headers)
             check_origin(headers)
+            try:
+                caller = await authenticate(
+                    headers,
+                    scope.get("client"),
+                    anonymous_loopback=conf.get("ALLOW_ANONYMOUS_LOOPBACK"),
+                )
+            except Unauthorized as exc:
+                raise HttpProblem(
+                    401, f"Unauthorized: {exc}", [(b"www-authenticate", exc.challenge)]
+                ) from exc
             if method in ("GET", "DELETE") and legacy_hint:
-                await self._legacy_without_body(method, headers, session_id, receive, send)
+                await self._legacy_without_body(method, headers, session_id, caller, receive, send)
                 return
             if method != "POST":
                 raise HttpProblem(
@@ -282,9 +293,9 @@ class McpEndpoint:
             await send_json(send, 400, encode(error_message(exc.request_id, exc.error)))
             return
         if modern_header or (not legacy_hint and _has_modern_meta(message)):
-            await self._modern(scope, message, headers, names, sse_ok, receive, send)
+            await self._modern(scope, message, headers, names, caller, sse_ok, receive, send)
         else:
-            await self._legacy(scope, message, headers, session_id, sse_ok, receive, send)
+            await self._legacy(scope, message, headers, session_id, caller, sse_ok, receive, send)
 
     # ------------------------------------------------------------------ 2026-07-28
 
@@ -294,6 +305,7 @@ class McpEndpoint:
         message: Request | Response,
         headers: dict[str, str],
         names: list[str],
+        caller: Caller | None,
         sse_ok: bool,
         receive: Receive,
         send: Send,
@@ -317,6 +329,8 @@ class McpEndpoint:
                 header_names=names,
                 stream=stream,
                 base_url=_base_url(scope, headers),
+                principal=caller.principal if caller else None,
+                team=_team(caller),
             )
         )
         reply = await supervise(handling, receive, stream, cancel_on_disconnect=True)
@@ -333,6 +347,7 @@ class McpEndpoint:
         message: Request | Response,
         headers: dict[str, str],
         session_id: str | None,
+        caller: Caller | None,
         sse_ok: bool,
         receive: Receive,
         send: Send,
@@ -344,7 +359,7 @@ class McpEndpoint:
                 and message.method == "initialize"
                 and message.id is not None
             ):
-                await self._initialize(message, send)
+                await self._initialize(message, caller, send)
                 return
             await send_problem(
                 send,
@@ -356,7 +371,7 @@ class McpEndpoint:
             )
             return
         try:
-            session = await self._session(session_id, headers)
+            session = await self._session(session_id, headers, caller)
         except HttpProblem as problem:
             await send_problem(send, problem)
             return
@@ -391,14 +406,20 @@ class McpEndpoint:
         if reply is not None:
             await stream.finish(reply)
 
-    async def _initialize(self, message: Request, send: Send) -> None:
+    async def _initialize(self, message: Request, caller: Caller | None, send: Send) -> None:
         assert message.id is not None
         try:
             result, version, capabilities, client_info = self.server.initialize(message)
         except JsonRpcError as exc:
             await send_json(send, 400, encode(error_message(message.id, exc)))
             return
-        session = await self.sessions.create(version, capabilities, client_info, principal=None)
+        session = await self.sessions.create(
+            version,
+            capabilities,
+            client_info,
+            principal=caller.principal if caller else None,
+            team=_team(caller),
+        )
         await send_json(
             send,
             200,
@@ -406,12 +427,16 @@ class McpEndpoint:
             [(b"mcp-session-id", session.id.encode("ascii"))],
         )
 
-    async def _session(self, session_id: str, headers: dict[str, str]) -> LegacySession:
+    async def _session(
+        self, session_id: str, headers: dict[str, str], caller: Caller | None
+    ) -> LegacySession:
         session = await self.sessions.get(session_id)
         if session is None:
             raise HttpProblem(
                 404, "Not Found: unknown or ended Mcp-Session-Id; initialize a new session"
             )
+        if session.principal != (caller.principal if caller else None):
+            raise HttpProblem(403, "Forbidden: this session belongs to another user")
         version = headers.get(mcp.HEADER_PROTOCOL_VERSION)
         if version is not None and version != session.protocol_version:
             raise HttpProblem(
@@ -426,12 +451,13 @@ class McpEndpoint:
         method: str,
         headers: dict[str, str],
         session_id: str | None,
+        caller: Caller | None,
         receive: Receive,
         send: Send,
     ) -> None:
         if session_id is None:
             raise HttpProblem(400, f"Bad Request: {method} needs an Mcp-Session-Id header")
-        session = await self._session(session_id, headers)
+        session = await self._session(session_id, headers, caller)
         if method == "DELETE":
             await self.sessions.end(session.id)
             await send_empty(send, 204)
@@ -496,6 +522,10 @@ def _has_modern_meta(message: Request | Response) -> bool:
         return False
     meta = message.params.get("_meta")
     return isinstance(meta, dict) and mcp.META_PROTOCOL_VERSION in meta
+
+
+def _team(caller: Caller | None) -> str | None:
+    return f"group:{caller.team_id}" if caller is not None and caller.team_id is not None else None
 
 
 def _base_url(scope: Scope, headers: dict[str, str]) -> str:

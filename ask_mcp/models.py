@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 
 
@@ -13,6 +14,7 @@ class LegacySessionRecord(models.Model):
     capabilities = models.JSONField(default=dict)
     client_info = models.JSONField(null=True, blank=True)
     principal = models.CharField(max_length=255, blank=True, default="")
+    team = models.CharField(max_length=255, blank=True, default="")
     log_level = models.CharField(max_length=16, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     last_seen_at = models.DateTimeField()
@@ -25,3 +27,38 @@ class LegacySessionRecord(models.Model):
     def __str__(self) -> str:
         name = (self.client_info or {}).get("name", "client")
         return f"{name} ({self.protocol_version}) {self.id[:8]}…"
+
+
+class ApiToken(models.Model):
+    """A bearer token for /mcp. Only its SHA-256 is stored; the token itself is shown once."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="mcp_tokens"
+    )
+    name = models.CharField(max_length=100, blank=True, help_text="What the token is for.")
+    team = models.ForeignKey(
+        "auth.Group",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="mcp_tokens",
+        help_text="Questions asked with this token also go to this team.",
+    )
+    digest = models.CharField(max_length=64, unique=True, editable=False)
+    prefix = models.CharField(
+        max_length=12, editable=False, help_text="Start of the token, to recognise it."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name = "MCP token"
+
+    def __str__(self) -> str:
+        label = f" ({self.name})" if self.name else ""
+        return f"{self.prefix}…{label}"
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None

@@ -58,6 +58,7 @@ class LegacySessions:
         capabilities: dict[str, Any],
         client_info: dict[str, Any] | None,
         principal: str | None,
+        team: str | None = None,
     ) -> LegacySession:
         session = LegacySession(
             id=secrets.token_urlsafe(32),
@@ -65,6 +66,7 @@ class LegacySessions:
             capabilities=capabilities,
             client_info=client_info,
             principal=principal,
+            team=team,
         )
         await LegacySessionRecord.objects.acreate(
             id=session.id,
@@ -72,6 +74,7 @@ class LegacySessions:
             capabilities=capabilities,
             client_info=client_info,
             principal=principal or "",
+            team=team or "",
             last_seen_at=datetime.now(UTC),
         )
         self._cache[session.id] = _Cached(session, time.monotonic())
@@ -100,6 +103,7 @@ class LegacySessions:
             capabilities=record.capabilities,
             client_info=record.client_info,
             principal=record.principal or None,
+            team=record.team or None,
             log_level=record.log_level or None,
         )
         self._cache[session_id] = _Cached(session, now)

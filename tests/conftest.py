@@ -12,6 +12,7 @@ from tests.support.live import LiveServer, LiveServers
 PROBE_CONFIG: dict[str, Any] = {
     "TOOLKITS": {"Ask": {}, "tests.support.probe.Probe": {}},
     "OBSERVER": "tests.support.probe.observer",
+    "ALLOW_ANONYMOUS_LOOPBACK": True,
 }
 
 

@@ -13,4 +13,5 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 if db := os.environ.get("ASKSERVER_TEST_DB"):
     DATABASES = {"default": {**DATABASES["default"], "NAME": db}}  # noqa: F405
 
-ASK_MCP = json.loads(os.environ.get("ASK_MCP_TEST_CONFIG", "{}"))
+# In-process tests act as loopback clients without tokens; the auth tests configure their own.
+ASK_MCP = json.loads(os.environ.get("ASK_MCP_TEST_CONFIG", '{"ALLOW_ANONYMOUS_LOOPBACK": true}'))

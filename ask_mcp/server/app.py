@@ -77,6 +77,7 @@ class Inbound:
     stream: Stream
     headers: Mapping[str, str] | None
     base_url: str | None = None
+    team: str | None = None
 
 
 Method = Callable[[Inbound], Awaitable[dict[str, Any]]]
@@ -211,6 +212,7 @@ class MCPServer:
         principal: str | None = None,
         stream: Stream | None = None,
         base_url: str | None = None,
+        team: str | None = None,
     ) -> dict[str, Any] | None:
         """Answer one 2026-07-28 request (None for a notification): the dispatch boundary.
 
@@ -230,7 +232,7 @@ class MCPServer:
             if method is None:
                 raise _unknown_method(request.method)
             inbound = Inbound(
-                request, envelope, principal, stream or NullStream(), headers, base_url
+                request, envelope, principal, stream or NullStream(), headers, base_url, team
             )
             result = await method(inbound)
         except JsonRpcError as exc:
@@ -303,6 +305,7 @@ class MCPServer:
                 tool_title=tool.title,
                 client_name=_client_name(envelope.client_info),
                 base_url=inbound.base_url,
+                team=inbound.team,
             )
             return await table.run(
                 ctx,
@@ -448,6 +451,7 @@ class MCPServer:
             tool_title=tool.title,
             client_name=session.client_name,
             base_url=inbound.base_url,
+            team=session.team,
         )
         try:
             if tool.required_capabilities:

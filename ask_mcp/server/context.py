@@ -49,6 +49,7 @@ class Context:
         "protocol_version",
         "stream",
         "table",
+        "team",
         "tool_title",
     )
 
@@ -69,6 +70,7 @@ class Context:
         tool_title: str | None = None,
         client_name: str | None = None,
         base_url: str | None = None,
+        team: str | None = None,
     ) -> None:
         self.table = table
         self.method = method
@@ -85,6 +87,8 @@ class Context:
         self.tool_title = tool_title
         self.client_name = client_name
         self.base_url = base_url
+        self.team = team
+        """The team (group) the caller's credentials route questions to, if any."""
         """Where the server is reached over HTTP (scheme://host), for links shown to people."""
 
     @property

@@ -70,6 +70,8 @@ class Question:
     """The parked call holding the question, when it travels to the client as MRTR."""
     worker: str | None = None
     """The table (worker process) that holds the question."""
+    team: str | None = None
+    """The team the caller's credentials route questions to, besides the caller."""
 
 
 class QuestionObserver(Protocol):
@@ -233,6 +235,7 @@ class ElicitationTable:
             expires_at=now + limit,
             client_name=ctx.client_name,
             worker=self.worker,
+            team=ctx.team,
         )
         parked = ctx.input_channel if isinstance(ctx.input_channel, ParkedCall) else None
         if parked is not None and route == "client":

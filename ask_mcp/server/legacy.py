@@ -31,6 +31,7 @@ class LegacySession:
     capabilities: dict[str, Any]
     client_info: dict[str, Any] | None = None
     principal: str | None = None
+    team: str | None = None
     log_level: str | None = None
     created_at: float = field(default_factory=time.time)
 

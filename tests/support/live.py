@@ -27,6 +27,7 @@ class LiveServer:
     process: subprocess.Popen[bytes]
     log_path: Path
     config: dict[str, Any] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
 
     @property
     def mcp_url(self) -> str:
@@ -34,6 +35,19 @@ class LiveServer:
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
+
+    def manage(self, *args: str) -> str:
+        """Run a manage.py command against this server's database; returns its stdout."""
+        done = subprocess.run(
+            [sys.executable, "manage.py", *args],
+            cwd=ROOT,
+            env=self.env,
+            check=True,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        return done.stdout
 
 
 class LiveServers:
@@ -106,7 +120,7 @@ class LiveServers:
                 stderr=log,
             )
         listener.close()
-        return LiveServer(f"http://127.0.0.1:{port}", process, log_path, config)
+        return LiveServer(f"http://127.0.0.1:{port}", process, log_path, config, env)
 
     def stop(self, server: LiveServer) -> None:
         if server.process.poll() is None:

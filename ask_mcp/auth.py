@@ -1,0 +1,183 @@
+"""Bearer tokens for /mcp: issuing, hashing, and finding the caller a request's token names.
+
+Tokens are 256-bit random strings, so a single SHA-256 is a safe stored form and a cheap lookup.
+Lookups are cached per process for a few seconds (the hot path must not wait on the database);
+revoking a token takes effect here at once and in other workers within `CACHE_SECONDS`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+import secrets
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Final
+
+from django.contrib.auth.models import Group, User
+
+from ask_mcp.models import ApiToken
+
+TOKEN_PREFIX: Final = "askmcp_"
+CACHE_SECONDS: Final = 10.0
+"""How long a worker trusts a token lookup before asking the database again."""
+TOUCH_SECONDS: Final = 60.0
+"""`last_used_at` is written at most this often per token."""
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who a request comes from: the token's user (the principal) and the team it routes to."""
+
+    principal: str
+    user_id: int
+    username: str
+    token_id: int
+    team_id: int | None
+
+
+class Unauthorized(Exception):
+    """The request has no usable token; the message says which and is safe to show."""
+
+    def __init__(self, message: str, *, error: str | None = None) -> None:
+        super().__init__(message)
+        self.error = error
+
+    @property
+    def challenge(self) -> bytes:
+        value = 'Bearer realm="askserver"'
+        if self.error:
+            value += f', error="{self.error}", error_description="{self}"'
+        return value.encode("latin-1", "replace")
+
+
+def principal_of(user_id: int) -> str:
+    """The principal string bound into requestState, sessions and asks for a user."""
+    return f"user:{user_id}"
+
+
+def user_id_of(principal: str | None) -> int | None:
+    if principal is None or not principal.startswith("user:"):
+        return None
+    try:
+        return int(principal.removeprefix("user:"))
+    except ValueError:
+        return None
+
+
+def digest(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def issue_token(user: User, *, name: str = "", team: Group | None = None) -> tuple[ApiToken, str]:
+    """Create a token for `user`; the clear token is returned here and never stored."""
+    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    record = ApiToken.objects.create(
+        user=user, name=name, team=team, digest=digest(token), prefix=token[: len(TOKEN_PREFIX) + 4]
+    )
+    return record, token
+
+
+class TokenCache:
+    """Per-process memory of recent token lookups."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, tuple[Caller | None, float]] = {}
+        self._touched: dict[int, float] = {}
+
+    def forget(self, token_digest: str | None = None) -> None:
+        if token_digest is None:
+            self._entries.clear()
+        else:
+            self._entries.pop(token_digest, None)
+
+    async def caller(self, token: str) -> Caller | None:
+        key = digest(token)
+        now = time.monotonic()
+        cached = self._entries.get(key)
+        if cached is not None and cached[1] > now:
+            caller = cached[0]
+        else:
+            caller = await self._lookup(key)
+            if len(self._entries) > 10_000:
+                self._entries.clear()  # bounded memory under a flood of bad tokens
+            self._entries[key] = (caller, now + CACHE_SECONDS)
+        if (
+            caller is not None
+            and now - self._touched.get(caller.token_id, -TOUCH_SECONDS) >= TOUCH_SECONDS
+        ):
+            self._touched[caller.token_id] = now
+            await ApiToken.objects.filter(pk=caller.token_id).aupdate(
+                last_used_at=datetime.now(UTC)
+            )
+        return caller
+
+    async def _lookup(self, key: str) -> Caller | None:
+        record = (
+            await ApiToken.objects.select_related("user")
+            .filter(digest=key, revoked_at__isnull=True, user__is_active=True)
+            .afirst()
+        )
+        if record is None:
+            return None
+        return Caller(
+            principal=principal_of(record.user_id),
+            user_id=record.user_id,
+            username=record.user.get_username(),
+            token_id=record.pk,
+            team_id=record.team_id,
+        )
+
+
+TOKENS = TokenCache()
+
+
+def bearer_token(headers: dict[str, str]) -> str | None:
+    """The token of an `Authorization: Bearer …` header; None when there is no header.
+
+    Raises:
+        Unauthorized: the header is there but is not a bearer token.
+    """
+    value = headers.get("authorization")
+    if value is None:
+        return None
+    scheme, _, token = value.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Unauthorized(
+            "the Authorization header must be 'Bearer <token>'", error="invalid_request"
+        )
+    return token.strip()
+
+
+def is_loopback(client: Any) -> bool:
+    host = client[0] if isinstance(client, list | tuple) and client else None
+    if not isinstance(host, str):
+        return False
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
+async def authenticate(
+    headers: dict[str, str], client: Any, *, anonymous_loopback: bool
+) -> Caller | None:
+    """The caller a request's token names; None for an allowed anonymous loopback request.
+
+    Raises:
+        Unauthorized: no token (and anonymous use is not allowed here), or a token that is
+            unknown, revoked or belongs to an inactive user.
+    """
+    token = bearer_token(headers)
+    if token is None:
+        if anonymous_loopback and is_loopback(client):
+            return None
+        raise Unauthorized(
+            "this endpoint needs 'Authorization: Bearer <token>'; create one with "
+            "`python manage.py createtoken USER` or in the admin"
+        )
+    caller = await TOKENS.caller(token)
+    if caller is None:
+        raise Unauthorized("the bearer token is unknown or revoked", error="invalid_token")
+    return caller
