@@ -77,8 +77,7 @@ class LegacySessions:
             team=team or "",
             last_seen_at=datetime.now(UTC),
         )
-        self._cache[session.id] = _Cached(session, time.monotonic())
-        self._ensure_sweeping()
+        await self._cache_session(session)
         return session
 
     async def get(self, session_id: str) -> LegacySession | None:
@@ -89,7 +88,9 @@ class LegacySessions:
             cached.last_seen = now
             if now - cached.touched > self.idle_seconds / 10:
                 cached.touched = now
-                await self._touch(session_id)
+                if not await self._touch(session_id):
+                    self._end_here(session_id)  # ended elsewhere and the broadcast never came
+                    return None
             return cached.session
         cutoff = datetime.now(UTC) - timedelta(seconds=self.idle_seconds)
         record = await LegacySessionRecord.objects.filter(
@@ -106,10 +107,15 @@ class LegacySessions:
             team=record.team or None,
             log_level=record.log_level or None,
         )
-        self._cache[session_id] = _Cached(session, now)
+        await self._cache_session(session)
         await self._touch(session_id)
-        self._ensure_sweeping()
         return session
+
+    async def _cache_session(self, session: LegacySession) -> None:
+        """Keep the session here, and hear when another worker ends it."""
+        self._cache[session.id] = _Cached(session, time.monotonic())
+        await self.relay.join(_group(session.id))
+        self._ensure_sweeping()
 
     async def set_log_level(self, session: LegacySession, level: str) -> None:
         await LegacySessionRecord.objects.filter(id=session.id).aupdate(log_level=level)
@@ -127,13 +133,16 @@ class LegacySessions:
             _group(session_id), {"type": "legacy.end", "session": session_id}
         )
 
-    async def _touch(self, session_id: str) -> None:
-        await LegacySessionRecord.objects.filter(id=session_id).aupdate(
-            last_seen_at=datetime.now(UTC)
-        )
+    async def _touch(self, session_id: str) -> bool:
+        """Record activity; False when the session has ended meanwhile."""
+        updated = await LegacySessionRecord.objects.filter(
+            id=session_id, ended_at__isnull=True
+        ).aupdate(last_seen_at=datetime.now(UTC))
+        return updated > 0
 
     def _end_here(self, session_id: str) -> None:
-        self._cache.pop(session_id, None)
+        if self._cache.pop(session_id, None) is not None:
+            self._leave_soon(session_id)
         for task in list(self._inflight.get(session_id, {}).values()):
             task.cancel()
         for closed in self._streams.pop(session_id, set()):
@@ -153,6 +162,9 @@ class LegacySessions:
         calls.pop(request_id, None)
         if not calls:
             self._inflight.pop(session_id, None)
+        self._leave_soon(session_id)
+
+    def _leave_soon(self, session_id: str) -> None:
         with contextlib.suppress(RuntimeError):  # the loop is closing
             asyncio.get_running_loop().create_task(self.relay.leave(_group(session_id)))
 

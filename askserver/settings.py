@@ -107,7 +107,12 @@ if redis_url := os.environ.get("ASK_MCP_REDIS_URL"):
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [redis_url], "expiry": 60, "capacity": 1000},
+            "CONFIG": {
+                "hosts": [redis_url],
+                "prefix": os.environ.get("ASK_MCP_REDIS_PREFIX", "askmcp"),
+                "expiry": 60,
+                "capacity": 1000,
+            },
         }
     }
 else:

@@ -10,7 +10,7 @@ from askserver.settings import *  # noqa: F403
 SECRET_KEY = "tests-only-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz"
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
-if db := os.environ.get("ASKSERVER_TEST_DB"):
+if (db := os.environ.get("ASKSERVER_TEST_DB")) and not os.environ.get("DATABASE_URL"):
     DATABASES = {"default": {**DATABASES["default"], "NAME": db}}  # noqa: F405
 
 # In-process tests act as loopback clients without tokens; the auth tests configure their own.

@@ -36,6 +36,18 @@ class LiveServer:
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
 
+    def warm(self) -> None:
+        """Wait for the first answer (Django's start-up), so tests' own bounds time behaviour only.
+
+        Any HTTP answer will do: this request may be refused (no token), it just has to be served.
+        """
+        import httpx2
+
+        try:
+            httpx2.get(self.base_url + "/mcp", timeout=120.0)
+        except httpx2.HTTPError as exc:
+            raise RuntimeError(f"live server did not start; its log:\n{self.log()}") from exc
+
     def manage(self, *args: str) -> str:
         """Run a manage.py command against this server's database; returns its stdout."""
         done = subprocess.run(
@@ -120,7 +132,9 @@ class LiveServers:
                 stderr=log,
             )
         listener.close()
-        return LiveServer(f"http://127.0.0.1:{port}", process, log_path, config, env)
+        server = LiveServer(f"http://127.0.0.1:{port}", process, log_path, config, env)
+        server.warm()
+        return server
 
     def stop(self, server: LiveServer) -> None:
         if server.process.poll() is None:

@@ -1,0 +1,187 @@
+"""Two daphne workers sharing Redis and PostgreSQL: every way a request can land on the other one.
+
+Skipped with a reason when Redis or PostgreSQL is not running (ASKSERVER_REQUIRE_SERVICES=1, set by
+CI, turns the skip into a failure).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp.types import CallToolResult, InputRequiredResult
+
+from tests.conftest import PROBE_CONFIG
+from tests.support.live import ROOT, LiveServer, LiveServers
+from tests.support.services import postgres_database, require_services
+from tests.support.wire import (
+    LEGACY_HEADERS,
+    http,
+    legacy_headers,
+    post,
+)
+from tests.test_legacy import sse
+from tests.test_mrtr import Person, Rounds, accept, text_of
+
+
+class Pair:
+    def __init__(self, a: LiveServer, b: LiveServer, env: dict[str, str]) -> None:
+        self.a, self.b, self.env = a, b, env
+
+
+@pytest.fixture(scope="module")
+def workers(live_servers: LiveServers) -> Iterator[Pair]:
+    require_services()
+    with postgres_database() as database_url:
+        env = {
+            "DATABASE_URL": database_url,
+            "ASK_MCP_REDIS_URL": "redis://127.0.0.1:6379/0",
+            "ASK_MCP_REDIS_PREFIX": f"askmcp-test-{uuid.uuid4().hex[:8]}",
+        }
+        migrate_env = {
+            **live_servers.environment({}, live_servers.workdir / "unused.sqlite3"),
+            **env,
+        }
+        subprocess.run(
+            [sys.executable, "manage.py", "migrate", "--noinput", "-v0"],
+            cwd=ROOT,
+            env=migrate_env,
+            check=True,
+            timeout=180,
+        )
+        a = live_servers.start(PROBE_CONFIG, extra_env=env)
+        b = live_servers.start(PROBE_CONFIG, extra_env=env)
+        try:
+            yield Pair(a, b, env)
+        finally:
+            live_servers.stop(a)
+            live_servers.stop(b)
+
+
+async def probe(url: str, name: str, **arguments: Any) -> Any:
+    async with asyncio.timeout(15), Client(url, mode="2026-07-28") as client:
+        result = await client.call_tool(f"probe_{name}", arguments)
+    return json.loads(text_of(result))
+
+
+async def test_a_retry_on_worker_b_resumes_the_handler_parked_on_worker_a(workers: Pair) -> None:
+    arguments = {"key": "across"}
+    async with asyncio.timeout(30):
+        async with Client(
+            workers.a.mcp_url, mode="2026-07-28", elicitation_callback=Person(accept(answer="x"))
+        ) as on_a:
+            first = await Rounds(on_a).first("probe_twice", arguments)
+        async with Client(
+            workers.b.mcp_url, mode="2026-07-28", elicitation_callback=Person(accept(answer="x"))
+        ) as on_b:
+            rounds = Rounds(on_b)
+            second = await rounds.retry(
+                "probe_twice", arguments, first.request_state, {"probe_twice": accept(answer="one")}
+            )
+            assert isinstance(second, InputRequiredResult)
+            final = await rounds.retry(
+                "probe_twice",
+                arguments,
+                second.request_state,
+                {"probe_twice": accept(answer="two")},
+            )
+    assert isinstance(final, CallToolResult)
+    outcome = json.loads(text_of(final))
+    assert outcome["starts"] == 1
+    assert outcome["first"]["content"] == {"answer": "one"}
+    assert outcome["second"]["content"] == {"answer": "two"}
+    assert await probe(workers.a.mcp_url, "starts", key="across") == 1  # ran on A…
+    assert await probe(workers.b.mcp_url, "starts", key="across") == 0  # …and never on B
+
+
+def test_a_legacy_response_posted_to_worker_b_reaches_the_stream_on_worker_a(workers: Pair) -> None:
+    init = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"elicitation": {}},
+            "clientInfo": {"name": "two-workers", "version": "1"},
+        },
+    }
+    session = post(workers.a.mcp_url, init, LEGACY_HEADERS).headers["mcp-session-id"]
+    headers = legacy_headers(session)
+    call = {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "method": "tools/call",
+        "params": {"name": "user_ask", "arguments": {"message": "Which worker answers?"}},
+    }
+    with http().stream("POST", workers.a.mcp_url, json=call, headers=headers) as response:
+        messages = sse(response)
+        pushed = next(messages)
+        answer = {
+            "jsonrpc": "2.0",
+            "id": pushed["id"],
+            "result": {"action": "accept", "content": {"answer": "B"}},
+        }
+        assert post(workers.b.mcp_url, answer, headers).status_code == 202
+        final = next(messages)
+    assert final["result"]["content"][0]["text"] == '{"answer":"B"}'
+
+
+def test_a_legacy_session_opened_on_a_is_served_by_b(workers: Pair) -> None:
+    init = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
+    session = post(workers.a.mcp_url, init, LEGACY_HEADERS).headers["mcp-session-id"]
+    tools = post(
+        workers.b.mcp_url,
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        legacy_headers(session, "2025-06-18"),
+    )
+    assert tools.status_code == 200 and tools.json()["result"]["tools"]
+    assert (
+        http().delete(workers.b.mcp_url, headers=legacy_headers(session, "2025-06-18")).status_code
+        == 204
+    )
+    ping = post(
+        workers.a.mcp_url,
+        {"jsonrpc": "2.0", "id": 2, "method": "ping"},
+        legacy_headers(session, "2025-06-18"),
+    )
+    assert ping.status_code == 404
+
+
+async def test_when_the_worker_holding_a_call_dies_its_retry_gets_no_longer_waiting(
+    live_servers: LiveServers,
+    workers: Pair,
+) -> None:
+    doomed = live_servers.start(PROBE_CONFIG, extra_env=workers.env)
+    arguments = {"message": "Will you still be there?"}
+    async with asyncio.timeout(30):
+        async with Client(
+            doomed.mcp_url, mode="2026-07-28", elicitation_callback=Person(accept(answer="x"))
+        ) as client:
+            first = await Rounds(client).first("user_ask", arguments)
+        doomed.process.send_signal(signal.SIGKILL)
+        doomed.process.wait(timeout=10)
+        async with Client(
+            workers.b.mcp_url, mode="2026-07-28", elicitation_callback=Person(accept(answer="x"))
+        ) as client:
+            late = await Rounds(client).retry(
+                "user_ask", arguments, first.request_state, {"user_ask": accept(answer="too late")}
+            )
+    assert isinstance(late, CallToolResult) and late.is_error is False
+    assert text_of(late).startswith("That question is no longer waiting")
