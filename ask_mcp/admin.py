@@ -11,13 +11,17 @@ from django.http import HttpRequest
 from django.utils import timezone
 
 from .auth import TOKEN_PREFIX, digest
-from .models import ApiToken, LegacySessionRecord
+from .models import ApiToken, LegacySessionRecord, Webhook, WebhookDelivery
 
 if TYPE_CHECKING:  # ModelAdmin is generic only in the type stubs
     TokenAdminBase = admin.ModelAdmin[ApiToken]
     SessionAdminBase = admin.ModelAdmin[LegacySessionRecord]
+    WebhookAdminBase = admin.ModelAdmin[Webhook]
+    DeliveryAdminBase = admin.ModelAdmin[WebhookDelivery]
+    DeliveryInlineBase = admin.TabularInline[WebhookDelivery, Webhook]
 else:
-    TokenAdminBase = SessionAdminBase = admin.ModelAdmin
+    TokenAdminBase = SessionAdminBase = WebhookAdminBase = DeliveryAdminBase = admin.ModelAdmin
+    DeliveryInlineBase = admin.TabularInline
 
 
 @admin.register(ApiToken)
@@ -57,6 +61,34 @@ class LegacySessionAdmin(SessionAdminBase):
     )
     list_filter = ("protocol_version", "ended_at")
     readonly_fields = [field.name for field in LegacySessionRecord._meta.fields]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+
+class DeliveryInline(DeliveryInlineBase):
+    model = WebhookDelivery
+    extra = 0
+    can_delete = False
+    fields = ("ask_id", "status", "attempts", "response_status", "last_error", "created_at")
+    readonly_fields = fields
+    ordering = ("-created_at",)
+    max_num = 0
+
+
+@admin.register(Webhook)
+class WebhookAdmin(WebhookAdminBase):
+    list_display = ("url", "user", "team", "active", "created_at")
+    list_filter = ("active",)
+    inlines = (DeliveryInline,)
+
+
+@admin.register(WebhookDelivery)
+class WebhookDeliveryAdmin(DeliveryAdminBase):
+    list_display = ("ask_id", "webhook", "status", "attempts", "response_status", "created_at")
+    list_filter = ("status",)
+    search_fields = ("ask_id", "last_error")
+    readonly_fields = [field.name for field in WebhookDelivery._meta.fields]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
