@@ -12,7 +12,7 @@ STAMP := $(VENV)/.installed-stamp
 PYTHON ?= $(shell for p in python3.12 python3.13 python3 $$HOME/.pyenv/versions/3.12*/bin/python $$HOME/.pyenv/versions/3.13*/bin/python; do \
 	"$$p" -c 'import sys; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1 && { command -v "$$p"; break; }; done)
 
-.PHONY: help venv run test lint typecheck pytest clean
+.PHONY: help venv run test lint typecheck pytest clean bench
 
 help:
 	@echo "make run    serve askserver on http://$(HOST):$(PORT) (PORT=..., HOST=...)"
@@ -48,3 +48,14 @@ test: lint typecheck pytest
 
 clean:
 	rm -rf $(VENV) var test-output .pytest_cache .mypy_cache .ruff_cache
+
+SDK_VENV := bench/.venv-sdk
+
+$(SDK_VENV)/.installed-stamp:
+	@test -x $(SDK_VENV)/bin/python || $(PYTHON) -m venv $(SDK_VENV)
+	$(SDK_VENV)/bin/python -m pip install --quiet --disable-pip-version-check "mcp==2.3.0" uvicorn
+	@touch $@
+
+bench: $(STAMP) $(SDK_VENV)/.installed-stamp
+	$(PY) -m bench.run throughput
+	$(PY) -m bench.run memory

@@ -1,0 +1,317 @@
+"""The benchmark: askserver against the official SDK, side by side in one run, as ratios.
+
+Each server runs alone, pinned to CPU 0; the load generator (bench/load.py) runs pinned to CPU 1.
+askserver runs as the product does by default: asks recorded, requestState sealed, bearer-token
+auth on. Results go to stdout as a table and to bench/results/<suite>-<time>.json.
+
+    python -m bench.run throughput      # MRTR calls/s and round latency, daphne and uvicorn
+    python -m bench.run memory          # resident memory per parked call; drift over 100,000 asks
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+VENV = ROOT / ".venv" / "bin"
+SDK_VENV = ROOT / "bench" / ".venv-sdk" / "bin"
+RESULTS = ROOT / "bench" / "results"
+SERVER_CPU, CLIENT_CPU = 0, 1
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def wait_for_port(port: int, process: subprocess.Popen[bytes], bound: float = 60.0) -> None:
+    deadline = time.monotonic() + bound
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"server exited with {process.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.1)  # the benchmark may poll: it is not the test suite
+    raise RuntimeError(f"nothing listening on {port} after {bound} s")
+
+
+def rss_kb(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise RuntimeError("no VmRSS")
+
+
+class Askserver:
+    """The product with a fresh SQLite database, a user and a token."""
+
+    def __init__(self, workdir: Path, ask_mcp: dict[str, Any] | None = None) -> None:
+        self.workdir = workdir
+        self.env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "bench.settings",
+            "ASKSERVER_VAR_DIR": str(workdir),
+            "ASKSERVER_SECRET_KEY": "bench-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz",
+            "ASK_MCP_LOG_LEVEL": "WARNING",
+            "ASK_MCP_BENCH_CONFIG": json.dumps(ask_mcp or {}),
+        }
+        manage = [str(VENV / "python"), "manage.py"]
+        subprocess.run([*manage, "migrate", "--noinput", "-v0"], cwd=ROOT, env=self.env, check=True)
+        subprocess.run(
+            [
+                *manage,
+                "shell",
+                "-c",
+                "from django.contrib.auth.models import User; User.objects.get_or_create(username='bench')",
+            ],
+            cwd=ROOT,
+            env=self.env,
+            check=True,
+            capture_output=True,
+        )
+        self.token = subprocess.run(
+            [*manage, "createtoken", "bench"],
+            cwd=ROOT,
+            env=self.env,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+
+    def command(self, server: str, port: int) -> list[str]:
+        if server == "daphne":
+            return [
+                str(VENV / "daphne"),
+                "-b",
+                "127.0.0.1",
+                "-p",
+                str(port),
+                "--access-log",
+                os.devnull,
+                "askserver.asgi:application",
+            ]
+        return [
+            str(VENV / "uvicorn"),
+            "askserver.asgi:application",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+            "--no-access-log",
+        ]
+
+
+@contextmanager
+def serving(
+    command: list[str], env: dict[str, str], port: int
+) -> Iterator[subprocess.Popen[bytes]]:
+    process = subprocess.Popen(
+        command,
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        preexec_fn=lambda: os.sched_setaffinity(0, {SERVER_CPU}),
+    )
+    try:
+        wait_for_port(port, process)
+        yield process
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def load(url: str, *, concurrency: int, seconds: float, token: str | None) -> dict[str, Any]:
+    command = [
+        str(VENV / "python"),
+        "-m",
+        "bench.load",
+        "--url",
+        url,
+        "--concurrency",
+        str(concurrency),
+        "--seconds",
+        str(seconds),
+        "--cpu",
+        str(CLIENT_CPU),
+    ]
+    if token:
+        command += ["--token", token]
+    done = subprocess.run(command, cwd=ROOT, check=True, capture_output=True, text=True)
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def throughput(seconds: float) -> dict[str, Any]:
+    if not (SDK_VENV / "python").exists():
+        raise SystemExit(
+            "the SDK peer's venv is missing: run `make bench` (it creates bench/.venv-sdk)"
+        )
+    rows: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        product = Askserver(Path(tmp))
+        peers: list[tuple[str, list[str], dict[str, str], str | None]] = []
+        port = free_port()
+        peers.append(
+            (
+                "official SDK MCPServer (uvicorn)",
+                [
+                    str(SDK_VENV / "python"),
+                    str(ROOT / "bench" / "peers" / "sdk_server.py"),
+                    "--port",
+                    str(port),
+                ],
+                dict(os.environ),
+                None,
+            )
+        )
+        peers.extend(
+            (f"askserver ({server})", product.command(server, 0), product.env, product.token)
+            for server in ("daphne", "uvicorn")
+        )
+        for name, command, env, token in peers:
+            port = free_port()
+            command = [part if part != "0" else str(port) for part in command]
+            if "--port" in command:
+                command[command.index("--port") + 1] = str(port)
+            with serving(command, env, port):
+                url = f"http://127.0.0.1:{port}/mcp"
+                rows[name] = {
+                    "c4": load(url, concurrency=4, seconds=seconds, token=token),
+                    "c16": load(url, concurrency=16, seconds=seconds, token=token),
+                }
+    sdk = rows["official SDK MCPServer (uvicorn)"]
+    for row in rows.values():
+        row["ratio_c4"] = round(row["c4"]["calls_per_s"] / sdk["c4"]["calls_per_s"], 2)
+        row["ratio_c16"] = round(row["c16"]["calls_per_s"] / sdk["c16"]["calls_per_s"], 2)
+    return rows
+
+
+def print_throughput(rows: dict[str, Any]) -> None:
+    print(
+        f"{'server':36} {'calls/s c4':>11} {'xSDK':>6} {'p50 ms':>8} {'p99 ms':>8} "
+        f"{'calls/s c16':>12} {'xSDK':>6}"
+    )
+    for name, row in rows.items():
+        c4, c16 = row["c4"], row["c16"]
+        print(
+            f"{name:36} {c4['calls_per_s']:>11} {row['ratio_c4']:>6} {c4['round_p50_ms']:>8} "
+            f"{c4['round_p99_ms']:>8} {c16['calls_per_s']:>12} {row['ratio_c16']:>6}"
+        )
+
+
+async def _park(url: str, token: str, count: int, concurrency: int) -> None:
+    from urllib.parse import urlsplit
+
+    from bench.load import META, Connection
+
+    parts = urlsplit(url)
+    queue = iter(range(count))
+
+    async def worker() -> None:
+        conn = Connection(parts.hostname or "127.0.0.1", parts.port or 80, parts.path, token)
+        await conn.open()
+        for n in queue:
+            reply = await conn.post(
+                {
+                    "jsonrpc": "2.0",
+                    "id": n,
+                    "method": "tools/call",
+                    "params": {
+                        "name": "user_ask",
+                        "arguments": {"message": f"Parked {n}?"},
+                        "_meta": META,
+                    },
+                },
+                "user_ask",
+            )
+            assert reply["result"]["resultType"] == "input_required", reply
+        conn.writer.close()
+
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+
+
+def memory(parked: int, cycles: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as tmp:
+        product = Askserver(
+            Path(tmp), {"ELICITATION_CAPACITY": parked * 2, "ELICITATION_TTL": 3600}
+        )
+        port = free_port()
+        command = product.command("daphne", port)
+        with serving(command, product.env, port) as process:
+            url = f"http://127.0.0.1:{port}/mcp"
+            load(url, concurrency=4, seconds=2, token=product.token)  # warm every code path
+            before = rss_kb(process.pid)
+            asyncio.run(_park(url, product.token, parked, 8))
+            after = rss_kb(process.pid)
+        per_call = (after - before) * 1024 / parked
+        port = free_port()
+        command = product.command("daphne", port)
+        with serving(command, product.env, port) as process:
+            url = f"http://127.0.0.1:{port}/mcp"
+            rss = []
+            done = 0
+            for target in (cycles // 10, cycles):
+                while done < target:
+                    result = load(url, concurrency=8, seconds=5, token=product.token)
+                    done += result["calls"]
+                rss.append((done, rss_kb(process.pid)))
+    drift = (rss[1][1] - rss[0][1]) / rss[0][1]
+    return {
+        "parked": parked,
+        "rss_before_kb": before,
+        "rss_parked_kb": after,
+        "bytes_per_parked_call": round(per_call),
+        "cycles_rss_kb": rss,
+        "drift_after_cycles": round(drift, 4),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("suite", choices=["throughput", "memory"])
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--parked", type=int, default=10_000)
+    parser.add_argument("--cycles", type=int, default=100_000)
+    args = parser.parse_args()
+    if len(os.sched_getaffinity(0)) < 2:
+        raise SystemExit("the benchmark needs two CPUs: one for the server, one for the load")
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    if args.suite == "throughput":
+        results: Any = throughput(args.seconds)
+        print_throughput(results)
+    else:
+        results = memory(args.parked, args.cycles)
+        print(json.dumps(results, indent=2))
+    out = RESULTS / f"{args.suite}-{time.strftime('%Y%m%dT%H%M%S')}.json"
+    out.write_text(json.dumps(results, indent=2))
+    shutil.copyfile(out, RESULTS / f"{args.suite}-latest.json")
+    print(f"\nwritten: {out.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
