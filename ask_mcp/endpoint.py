@@ -26,6 +26,7 @@ from .protocol.jsonrpc import (
     JsonRpcError,
     MessageError,
     Request,
+    RequestId,
     Response,
     encode,
     error_message,
@@ -368,12 +369,13 @@ class McpEndpoint:
                     "Bad Request: missing Mcp-Session-Id header; send initialize first, or "
                     "send MCP-Protocol-Version: 2026-07-28 with per-request _meta",
                 ),
+                message.id,
             )
             return
         try:
             session = await self._session(session_id, headers, caller)
         except HttpProblem as problem:
-            await send_problem(send, problem)
+            await send_problem(send, problem, message.id)
             return
         if isinstance(message, Response):
             await sessions.deliver(session.id, message)
@@ -511,10 +513,11 @@ async def supervise(
         left.cancel()
 
 
-async def send_problem(send: Send, problem: HttpProblem) -> None:
-    await send_json(
-        send, problem.status, encode(error_message(None, problem.error)), problem.headers
-    )
+async def send_problem(
+    send: Send, problem: HttpProblem, request_id: RequestId | None = None
+) -> None:
+    body = encode(error_message(request_id, problem.error))
+    await send_json(send, problem.status, body, problem.headers)
 
 
 def _has_modern_meta(message: Request | Response) -> bool:

@@ -27,7 +27,7 @@ class LiveServer:
     process: subprocess.Popen[bytes]
     log_path: Path
     config: dict[str, Any] = field(default_factory=dict)
-    env: dict[str, str] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict, repr=False)
 
     @property
     def mcp_url(self) -> str:

@@ -74,7 +74,9 @@ def headers_for(body: dict[str, Any]) -> dict[str, str]:
         "mcp-protocol-version": MODERN,
         "mcp-method": body.get("method", ""),
     }
-    params = body.get("params") or {}
+    params = body.get("params")
+    if not isinstance(params, dict):
+        params = {}
     name = params.get("uri") if body.get("method") == "resources/read" else params.get("name")
     if isinstance(name, str):
         headers["mcp-name"] = name
