@@ -230,3 +230,23 @@ async def test_the_one_shot_run_http_serves_hand_plugged_toolkits(tmp_path: Path
         async with asyncio.timeout(30), Client(command.url, mode="2026-07-28") as client:
             tools = await client.list_tools()
         assert [tool.name for tool in tools.tools] == ["team_ask"]
+
+
+async def test_the_readme_one_shot_and_config_file_are_the_ones_that_run(tmp_path: Path) -> None:
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Three ways to start a server", 1)[1]
+    one_shot = section.split("```python\n", 1)[1].split("```", 1)[0]
+    served = (ROOT / "tests" / "support" / "oneshot_server.py").read_text()
+    assert one_shot.split("\n\n")[1].split("   #")[0].strip() in served
+    config = json.loads(section.split("```json\n", 1)[1].split("```", 1)[0])
+    config["tools"]["FileSystem"]["root"] = str(tmp_path)  # /srv/notes is not on this machine
+    (tmp_path / "assistant.json").write_text(json.dumps(config))
+    code, stdout, stderr = await run(
+        tmp_path,
+        "-m",
+        "ask_mcp.cli",
+        f"--config={tmp_path / 'assistant.json'}",
+        stdin=DISCOVER + b"\n",
+    )
+    assert code == 0, stderr
+    assert json.loads(stdout)["result"]["instructions"] == "Ask before guessing."
