@@ -166,7 +166,7 @@ class MCPServer:
             "logging/setLevel": self._legacy_set_level,
         }
         self.tool_config: dict[str, dict[str, Any]] = {}
-        """The `tools` this server was built from, by toolkit name (what the CLI re-serves)."""
+        """The `tools` settings this server was built from, by toolkit name, as given."""
         if tools is not None:
             self.load_tools(tools)
 
