@@ -237,7 +237,7 @@ async def test_the_readme_one_shot_and_config_file_are_the_ones_that_run(tmp_pat
     section = readme.split("## Three ways to start a server", 1)[1]
     one_shot = section.split("```python\n", 1)[1].split("```", 1)[0]
     served = (ROOT / "tests" / "support" / "oneshot_server.py").read_text()
-    assert one_shot.split("\n\n")[1].split("   #")[0].strip() in served
+    assert one_shot.split("\n\n")[1].split("#")[0].strip() in served
     config = json.loads(section.split("```json\n", 1)[1].split("```", 1)[0])
     config["tools"]["FileSystem"]["root"] = str(tmp_path)  # /srv/notes is not on this machine
     (tmp_path / "assistant.json").write_text(json.dumps(config))
