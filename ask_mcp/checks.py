@@ -60,7 +60,7 @@ def check_ask_mcp_settings(
                 build_toolkit(name, options)
             except ToolkitConfigError as exc:
                 messages.append(Error(f"ASK_MCP['TOOLKITS']: {exc}", id="ask_mcp.E006"))
-    for key in ("ON_ELICIT", "OBSERVER"):
+    for key in ("ON_ELICIT", "OBSERVER", "ANSWER_URL"):
         path = conf.get(key)
         if isinstance(path, str):
             try:

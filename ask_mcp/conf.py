@@ -33,6 +33,7 @@ DEFAULTS: Final[Mapping[str, Any]] = {
     "ELICITATION_TTL": 600,
     "ON_ELICIT": None,
     "OBSERVER": None,
+    "ANSWER_URL": None,
     "MAX_BODY_BYTES": 1024 * 1024,
     "ALLOWED_ORIGINS": [],
     "KEEPALIVE_SECONDS": 15.0,
@@ -40,6 +41,23 @@ DEFAULTS: Final[Mapping[str, Any]] = {
     "ALLOW_ANONYMOUS_LOOPBACK": False,
 }
 """Every key of `settings.ASK_MCP`, with its default. The README's settings table mirrors this."""
+
+
+_template: MCPServer | None = None
+"""A server whose identity, limits, hooks and toolkits the process's server copies (see serve_like)."""
+
+
+def serve_like(server: MCPServer | None) -> None:
+    """Make :func:`get_server` serve `server`'s name, tools and hooks (the CLI, `run("http")`).
+
+    The server that answers is still built here, so it gets what only Django provides: the
+    requestState keys from SECRET_KEY, the channel-layer relay, and the settings' ON_ELICIT
+    and OBSERVER where `server` has none. None goes back to settings alone.
+    """
+    global _template
+    _template = server
+    get_server.cache_clear()
+    get_sessions.cache_clear()
 
 
 def get(key: str) -> Any:
@@ -68,6 +86,26 @@ def get_sessions() -> LegacySessions:
 def build_server() -> MCPServer:
     keys = [derive_key(settings.SECRET_KEY)]
     keys += [derive_key(key) for key in getattr(settings, "SECRET_KEY_FALLBACKS", [])]
+    relay = ChannelRelay() if "default" in getattr(settings, "CHANNEL_LAYERS", {}) else None
+    template = _template
+    if template is not None:
+        table = template.table
+        server = MCPServer(
+            name=template.name,
+            version=template.version,
+            instructions=template.instructions,
+            title=template.title,
+            elicitation_capacity=table.capacity,
+            elicitation_ttl=table.ttl,
+            state_keys=keys,
+            on_elicit=table.on_elicit or _hook("ON_ELICIT"),
+            observer=table.observer or _hook("OBSERVER"),
+            relay=relay,
+            answer_url=table.answer_url or _hook("ANSWER_URL"),
+        )
+        for plugged, chosen in template.toolkits:
+            server.plug(plugged, prefix=chosen)
+        return server
     server = MCPServer(
         name=get("NAME"),
         version=get("VERSION"),
@@ -78,7 +116,8 @@ def build_server() -> MCPServer:
         state_keys=keys,
         on_elicit=_hook("ON_ELICIT"),
         observer=_hook("OBSERVER"),
-        relay=ChannelRelay() if "default" in getattr(settings, "CHANNEL_LAYERS", {}) else None,
+        relay=relay,
+        answer_url=_hook("ANSWER_URL"),
     )
     for name, options in get("TOOLKITS").items():
         toolkit, prefix = build_toolkit(name, options)

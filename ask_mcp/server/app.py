@@ -37,7 +37,7 @@ from ask_mcp.protocol.jsonrpc import (
 )
 
 from .context import Context, NullStream, Stream
-from .elicitation import ElicitationTable, OnElicit, QuestionObserver, Relay
+from .elicitation import AnswerUrl, ElicitationTable, OnElicit, QuestionObserver, Relay
 from .errors import ElicitationEnded, MissingClientCapability, ToolError
 from .legacy import (
     LegacySession,
@@ -128,6 +128,8 @@ class MCPServer:
         observer: QuestionObserver | None = None,
         relay: Relay | None = None,
         title: str | None = None,
+        tools: Mapping[str, Mapping[str, Any] | None] | None = None,
+        answer_url: AnswerUrl | None = None,
     ) -> None:
         if elicitation_capacity < 1:
             raise ValueError("elicitation_capacity must be at least 1")
@@ -145,6 +147,7 @@ class MCPServer:
             on_elicit=on_elicit,
             observer=observer,
             relay=relay,
+            answer_url=answer_url,
         )
         self.tools: dict[str, Tool] = {}
         self.toolkits: list[tuple[Toolkit, str]] = []
@@ -163,6 +166,10 @@ class MCPServer:
             "tools/call": self._legacy_tools_call,
             "logging/setLevel": self._legacy_set_level,
         }
+        self.tool_config: dict[str, dict[str, Any]] = {}
+        """The `tools` settings this server was built from, by toolkit name, as given."""
+        if tools is not None:
+            self.load_tools(tools)
 
     # ------------------------------------------------------------------ composition
 
@@ -194,6 +201,80 @@ class MCPServer:
             self.tools[tool.name] = tool
         self.toolkits.append((toolkit, chosen))
         return self
+
+    def load_tools(self, tools: Mapping[str, Mapping[str, Any] | None]) -> MCPServer:
+        """Plug toolkits named in a `{"Name": {settings, "prefix": ...}}` mapping, loaded by name.
+
+        Names are the registry's (built-ins, the `ask_mcp.toolkits` entry-point group, dotted
+        paths), so user code imports no toolkit.
+
+        Raises:
+            ToolkitConfigError: an unknown toolkit or setting, or a bad value (the message
+                names the toolkit and its valid settings).
+        """
+        # Imported here: the registry imports the toolkit base class from this package.
+        from ask_mcp.toolkits import ToolkitConfigError, build_toolkit
+
+        if not isinstance(tools, Mapping):
+            raise ToolkitConfigError(
+                f"tools must be an object mapping toolkit names to their settings, got "
+                f"{json_type(tools)}"
+            )
+        for name, settings in tools.items():
+            toolkit, prefix = build_toolkit(name, settings)
+            if prefix is None:
+                self.plug(toolkit)
+            else:
+                self.plug(toolkit, prefix=prefix)
+            self.tool_config[name] = dict(settings or {})
+        return self
+
+    def run(
+        self,
+        transport: str = "stdio",
+        *,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        inbox: bool = False,
+    ) -> None:
+        """Serve until stopped: stdio by default (newline-delimited JSON-RPC on stdin/stdout).
+
+        `transport="http"` serves the askserver Django project's /mcp with this server's tools
+        (daphne, on `host`:`port`, loopback by default). `inbox=True` (stdio only) also serves
+        the browser inbox over HTTP on `host`:`port` and sends questions there. Both need
+        Django; plain stdio does not.
+        """
+        if transport == "stdio" and not inbox:
+            from ask_mcp.stdio import run_stdio
+
+            run_stdio(self)
+            return
+        if transport not in ("stdio", "http"):
+            raise ValueError(f"transport must be 'stdio' or 'http', got {transport!r}")
+        if inbox and transport != "stdio":
+            raise ValueError(
+                "inbox=True is for the stdio transport; over HTTP the inbox is served already"
+            )
+        from ask_mcp.runner import serve
+
+        serve(self, transport=transport, host=host, port=port)
+
+    # ------------------------------------------------------------------ the LLM tool bridge
+
+    def tool_definitions(self, dialect: str = "openai") -> list[dict[str, Any]]:
+        """The tools as an LLM API declares them: `dialect` is "openai" or "anthropic"."""
+        from ask_mcp.bridge import tool_definitions
+
+        return tool_definitions(self, dialect)
+
+    async def execute_tool_calls(self, calls: Iterable[Any]) -> list[dict[str, Any]]:
+        """Run an LLM's tool calls (OpenAI `tool_calls` or Anthropic `tool_use` blocks).
+
+        Returns the tool result messages in the calls' own dialect; see :mod:`ask_mcp.bridge`.
+        """
+        from ask_mcp.bridge import execute_tool_calls
+
+        return await execute_tool_calls(self, calls)
 
     def capabilities(self) -> dict[str, Any]:
         capabilities: dict[str, Any] = {}

@@ -85,6 +85,13 @@ class QuestionObserver(Protocol):
 OnElicit = Callable[[Question, Context], Awaitable[ElicitResult | Mapping[str, Any]]]
 """A server-side way to ask: given the question, wait for the person's reply."""
 
+AnswerUrl = Callable[[Question, Context], str]
+"""Where a person answers a question that `on_elicit` is waiting on (its page in the inbox).
+
+With one, a 2026-07-28 client that declared URL-mode elicitation but not forms is sent the
+question as an `elicitation/create` in URL mode pointing there, instead of being held open.
+"""
+
 
 class InputChannel(Protocol):
     """How a running call sends the client an input request and receives its response."""
@@ -176,9 +183,11 @@ class ElicitationTable:
         on_elicit: OnElicit | None = None,
         observer: QuestionObserver | None = None,
         relay: Relay | None = None,
+        answer_url: AnswerUrl | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.sealer = sealer
+        self.answer_url = answer_url
         self.capacity = capacity
         self.ttl = ttl
         self.on_elicit = on_elicit
@@ -218,6 +227,8 @@ class ElicitationTable:
         check_form_schema(schema)
         if ctx.client_shows_forms:
             route = "client"
+        elif self.on_elicit is not None and self._client_opens_urls(ctx):
+            route = "url"
         elif self.on_elicit is not None:
             route = "browser"
         else:
@@ -238,9 +249,10 @@ class ElicitationTable:
             team=ctx.team,
         )
         parked = ctx.input_channel if isinstance(ctx.input_channel, ParkedCall) else None
-        if parked is not None and route == "client":
+        travels = parked is not None and route in ("client", "url")
+        if travels:
+            assert parked is not None
             question.call_id = parked.id
-        if parked is not None and route == "client":
             self._hold_slot(parked)  # held until the call ends, across every round
         else:
             self._reserve()
@@ -262,7 +274,7 @@ class ElicitationTable:
                 status = parked.end_reason
             raise
         finally:
-            if parked is None or route != "client":
+            if not travels:
                 self._in_use -= 1
             if self.observer is not None:
                 self.observer.ended(question, status, answer)
@@ -283,9 +295,19 @@ class ElicitationTable:
             text = f"{question.message}\n\n(The previous answer could not be used: {summary}.)"
         raise NoValidAnswer(MAX_REASKS + 1, summary)
 
+    def _client_opens_urls(self, ctx: Context) -> bool:
+        """URL mode needs a page to point at and a 2026-07-28 client that opens links (MRTR)."""
+        return (
+            self.answer_url is not None
+            and isinstance(ctx.input_channel, ParkedCall)
+            and mcp.supports_url_elicitation(ctx.capabilities)
+        )
+
     async def _ask_once(
         self, ctx: Context, question: Question, text: str, key: str
     ) -> ElicitResult:
+        if question.route == "url":
+            return await self._ask_by_url(ctx, question, text, key)
         if question.route == "client":
             assert ctx.input_channel is not None
             params = {"mode": "form", "message": text, "requestedSchema": question.schema}
@@ -301,6 +323,43 @@ class ElicitationTable:
                 reply = await self.on_elicit(shown, ctx)
         except TimeoutError as exc:
             raise ElicitationTimedOut from exc
+        if isinstance(reply, ElicitResult):
+            return reply
+        return read_elicit_result(reply) or ElicitResult("decline")
+
+    async def _ask_by_url(
+        self, ctx: Context, question: Question, text: str, key: str
+    ) -> ElicitResult:
+        """URL mode: the question waits in `on_elicit` (the inbox) and the client is sent its page.
+
+        The client's `accept` is consent to open the page, not an answer (2026-07-28 has no
+        elicitationId and no completion notification): its retry waits here for the person's
+        submission, the timeout or the TTL. A submission that arrived first wins over the
+        client's reply; a decline or cancel without one ends the question.
+        """
+        assert self.on_elicit is not None and self.answer_url is not None
+        assert ctx.input_channel is not None
+        shown = Question(**{**_fields(question), "message": text})
+        # Started before the input request is queued: the inbox registers the question in its
+        # first step, so the page exists by the time the client can open it.
+        waiting = asyncio.ensure_future(self.on_elicit(shown, ctx))
+        try:
+            params = {"mode": "url", "message": text, "url": self.answer_url(shown, ctx)}
+            raw = await ctx.input_channel.request(
+                key, {"method": mcp.ELICITATION_METHOD, "params": params}, question.expires_at
+            )
+            consent = read_elicit_result(raw) or ElicitResult("decline")
+            submitted = waiting.done() and not waiting.cancelled() and not waiting.exception()
+            if consent.action != "accept" and not submitted:
+                return ElicitResult(consent.action)
+            try:
+                async with asyncio.timeout(max(0.0, question.expires_at - self.clock())):
+                    reply = await waiting
+            except TimeoutError as exc:
+                raise ElicitationTimedOut from exc
+        finally:
+            if not waiting.done():
+                waiting.cancel()
         if isinstance(reply, ElicitResult):
             return reply
         return read_elicit_result(reply) or ElicitResult("decline")
@@ -590,6 +649,7 @@ def _declares(capabilities: Mapping[str, Any], needed: Mapping[str, Any]) -> boo
 
 
 __all__ = [
+    "AnswerUrl",
     "ElicitationEnded",
     "ElicitationTable",
     "Finish",

@@ -169,3 +169,13 @@ class Toolkit:
         """The keyword settings this toolkit accepts, for error messages and docs."""
         parameters = inspect.signature(cls.__init__).parameters.values()
         return [p.name for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY]
+
+    @classmethod
+    def required_setting_names(cls) -> list[str]:
+        """The settings without a default, which every configuration must give."""
+        parameters = inspect.signature(cls.__init__).parameters.values()
+        return [
+            p.name
+            for p in parameters
+            if p.kind is inspect.Parameter.KEYWORD_ONLY and p.default is inspect.Parameter.empty
+        ]

@@ -18,6 +18,7 @@ from ask_mcp.server.toolkit import Toolkit
 ENTRY_POINT_GROUP: Final = "ask_mcp.toolkits"
 BUILTIN: Final[Mapping[str, str]] = {
     "Ask": "ask_mcp.toolkits.ask:Ask",
+    "FileSystem": "ask_mcp.toolkits.filesystem:FileSystem",
 }
 PREFIX_KEY: Final = "prefix"
 
@@ -80,11 +81,17 @@ def build_toolkit(name: str, settings: Mapping[str, Any] | None) -> tuple[Toolki
     if prefix is not None and not isinstance(prefix, str):
         raise ToolkitConfigError(f"Toolkit {name!r}: prefix must be a string, got {prefix!r}")
     valid = cls.setting_names()
+    listed = ", ".join([PREFIX_KEY, *valid])
     unknown = sorted(set(options) - set(valid))
     if unknown:
-        listed = ", ".join([PREFIX_KEY, *valid])
         raise ToolkitConfigError(
             f"Toolkit {name!r} has no setting(s) {', '.join(map(repr, unknown))}; "
+            f"valid settings: {listed}"
+        )
+    missing = [setting for setting in cls.required_setting_names() if setting not in options]
+    if missing:
+        raise ToolkitConfigError(
+            f"Toolkit {name!r} needs the setting(s) {', '.join(map(repr, missing))}; "
             f"valid settings: {listed}"
         )
     try:
