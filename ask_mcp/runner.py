@@ -55,9 +55,15 @@ def setup_django() -> None:
 def serve(server: MCPServer, *, transport: str, host: str, port: int) -> None:
     """Serve until stopped: HTTP only (`transport="http"`), or stdio plus the inbox over HTTP."""
     setup_django()
+    from django.conf import settings
+
     from . import conf
 
     conf.serve_like(server)
+    if is_loopback(host) and "ALLOW_ANONYMOUS_LOOPBACK" not in (settings.ASK_MCP or {}):
+        # One person's command on their own machine: loopback callers need no token, as in the
+        # quick start. A host other than loopback keeps the project's token requirement.
+        settings.ASK_MCP = {**(settings.ASK_MCP or {}), "ALLOW_ANONYMOUS_LOOPBACK": True}
     if transport == "stdio":
         run_daphne(host, port, stdio=True)
     else:
