@@ -4,6 +4,7 @@ SHELL := /bin/bash
 
 HOST ?= 127.0.0.1
 PORT ?= 8000
+SERVER ?= daphne
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
@@ -15,14 +16,14 @@ PYTHON ?= $(shell for p in python3.12 python3.13 python3 $$HOME/.pyenv/versions/
 .PHONY: help venv run test lint typecheck pytest clean bench
 
 help:
-	@echo "make run    serve askserver on http://$(HOST):$(PORT) (PORT=..., HOST=...)"
+	@echo "make run    serve askserver on http://$(HOST):$(PORT) (PORT=..., HOST=..., SERVER=daphne|uvicorn)"
 	@echo "make test   lint, type-check and run the whole test suite"
 
 $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "askserver needs Python >= 3.12; set PYTHON=/path/to/python3.12" >&2; exit 1; }
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade "pip>=25.1"
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[redis,postgres]' --group test --group dev
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[redis,postgres,uvicorn]' --group test --group dev
 	@touch $@
 
 venv: $(STAMP)
@@ -32,7 +33,11 @@ run: $(STAMP)
 	@echo
 	@echo "  MCP endpoint:  http://$(HOST):$(PORT)/mcp"
 	@echo
+ifeq ($(SERVER),uvicorn)
+	exec $(VENV)/bin/uvicorn askserver.asgi:application --host $(HOST) --port $(PORT) --no-access-log
+else
 	exec $(VENV)/bin/daphne -b $(HOST) -p $(PORT) askserver.asgi:application
+endif
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
