@@ -32,6 +32,8 @@ DEFAULTS: Final[Mapping[str, Any]] = {
     "MAX_BODY_BYTES": 1024 * 1024,
     "ALLOWED_ORIGINS": [],
     "KEEPALIVE_SECONDS": 15.0,
+    "PUBLIC_URL": None,
+    "SWEEP_SECONDS": 30.0,
 }
 """Every key of `settings.ASK_MCP`, with its default. The README's settings table mirrors this."""
 
