@@ -27,6 +27,8 @@ class LiveServer:
     process: subprocess.Popen[bytes]
     log_path: Path
     config: dict[str, Any] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
+    db: Path | None = None
 
     @property
     def mcp_url(self) -> str:
@@ -34,6 +36,19 @@ class LiveServer:
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
+
+    def manage(self, *args: str, env: dict[str, str] | None = None) -> str:
+        """Run a manage.py command against this server's database; returns its output."""
+        done = subprocess.run(
+            [sys.executable, "manage.py", *args],
+            cwd=ROOT,
+            env={**self.env, **(env or {})},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
 
 
 class LiveServers:
@@ -76,11 +91,17 @@ class LiveServers:
         return server
 
     def start(
-        self, config: dict[str, Any], *, extra_env: dict[str, str] | None = None
+        self,
+        config: dict[str, Any],
+        *,
+        extra_env: dict[str, str] | None = None,
+        db: Path | None = None,
     ) -> LiveServer:
+        """Start a server; with `db`, on that database (a restart), else on a fresh copy."""
         index = len(list(self.workdir.glob("server-*.log")))
-        db = self.workdir / f"server-{index}.sqlite3"
-        shutil.copyfile(self.template_db(), db)
+        if db is None:
+            db = self.workdir / f"server-{index}.sqlite3"
+            shutil.copyfile(self.template_db(), db)
         listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         listener.bind(("127.0.0.1", 0))
         listener.listen(512)
@@ -106,7 +127,7 @@ class LiveServers:
                 stderr=log,
             )
         listener.close()
-        return LiveServer(f"http://127.0.0.1:{port}", process, log_path, config)
+        return LiveServer(f"http://127.0.0.1:{port}", process, log_path, config, env, db)
 
     def stop(self, server: LiveServer) -> None:
         if server.process.poll() is None:
