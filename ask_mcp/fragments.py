@@ -14,6 +14,8 @@ from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
 from django.http import HttpRequest
 from django.template.loader import render_to_string
+from django.utils import timezone
+from django.utils.timesince import timesince
 
 from .formfields import FormField, Submitted, build_fields, show_answer
 from .models import Ask
@@ -48,6 +50,13 @@ class AskItem:
         if self.ask.status != Ask.Status.ACCEPTED or not isinstance(self.ask.answer, dict):
             return []
         return show_answer(self.ask.schema, self.ask.answer)
+
+    @property
+    def asked_ago(self) -> str:
+        elapsed = timezone.now() - self.ask.created
+        if elapsed.total_seconds() < 60:
+            return "just now"
+        return f"{timesince(self.ask.created)} ago"
 
     @property
     def asked_by(self) -> str:

@@ -7,7 +7,6 @@ through the relay and tells the inboxes.
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
@@ -67,7 +66,8 @@ def ask_cancel(*, ask: Ask, user: User | AnonymousUser) -> bool:
     reply = {"action": "cancel"}
     if not Ask.objects.pending().filter(pk=ask.pk).update(**_decision(reply, user)):
         return False
-    async_to_sync(relay().settle)(ask.worker, ask.id.hex, reply, ask.call_id or None)
+    if ask.worker:
+        async_to_sync(relay().settle)(ask.worker, ask.id.hex, reply, ask.call_id or None)
     if ask.route != Ask.Route.CLIENT:
         announce_sync(ENDED, [ask.id.hex])
     return True
@@ -77,11 +77,8 @@ def ask_expire(*, ask: Ask) -> bool:
     """An admin's expire: the held call ends with the "did not answer in time" result."""
     if not Ask.objects.pending().filter(pk=ask.pk).update(status=Ask.Status.EXPIRED):
         return False
-    async_to_sync(relay().expire)(ask.worker, ask.id.hex, ask.call_id or None)
+    if ask.worker:
+        async_to_sync(relay().expire)(ask.worker, ask.id.hex, ask.call_id or None)
     if ask.route != Ask.Route.CLIENT:
         announce_sync(ENDED, [ask.id.hex])
     return True
-
-
-def age(ask: Ask, now: dt.datetime | None = None) -> dt.timedelta:
-    return (now or timezone.now()) - ask.created
