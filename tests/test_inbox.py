@@ -164,7 +164,7 @@ async def test_a_question_appears_live_and_the_inline_answer_reaches_the_client(
 ) -> None:
     page = await open_as(admin)
     await live_inbox(page)
-    message = unique("I need a few details before I can file the ticket.")
+    message = "I need a few details before I can file the ticket."  # as in the README
     call = ask(web.mcp_url, message, **TICKET)
 
     shown = card(page, message)
@@ -196,7 +196,7 @@ async def test_every_field_kind_renders_from_the_schema_and_reads_back_as_json(
     # Summer in Paris is UTC+2: the date-time answer must carry the browser's offset.
     page = await open_as(admin, timezone_id="Europe/Paris")
     await live_inbox(page)
-    message = unique("Before I cut the release, a few choices only you can make.")
+    message = "Before I cut the release, a few choices only you can make."
     call = ask_form(web.mcp_url, message, RICH)
     ask_hex = await ask_id_of(page, message)
     await card(page, message).get_by_role("link", name="Open on its own page").click()

@@ -161,7 +161,17 @@ class Probe(Toolkit):
         inner = OBSERVER.inner
         if inner is not None and hasattr(inner, "flush"):
             await inner.flush()
-        fields = ("id", "tool", "toolkit", "route", "status", "answer", "client_name", "call_id")
+        fields = (
+            "id",
+            "message",
+            "tool",
+            "toolkit",
+            "route",
+            "status",
+            "answer",
+            "client_name",
+            "call_id",
+        )
         rows = await database_sync_to_async(
             lambda: list(Ask.objects.order_by("created").values(*fields))
         )()
