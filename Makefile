@@ -31,6 +31,7 @@ run: $(STAMP)
 	$(PY) manage.py migrate --noinput
 	@echo
 	@echo "  MCP endpoint:  http://$(HOST):$(PORT)/mcp"
+	@$(PY) manage.py quickstart --url http://$(HOST):$(PORT)/
 	@echo
 	exec $(VENV)/bin/daphne -b $(HOST) -p $(PORT) askserver.asgi:application
 
