@@ -69,7 +69,9 @@ class InboxConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels i
         ask_hex = event["ask"]
         if self.ask_id is not None:
             if ask_hex == self.ask_id.hex:
-                await self.send(text_data=await database_sync_to_async(self._state)())
+                html: str = await database_sync_to_async(self._state)()
+                if html:
+                    await self.send(text_data=html)
             return
         if ask_hex in self.shown:
             self.shown.discard(ask_hex)
@@ -83,9 +85,9 @@ class InboxConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels i
     def _list_now(self) -> str:
         request = fragments.socket_request(self.scope, self.user)
         if self.ask_id is not None:
-            ask = Ask.objects.select_related("answered_by").get(pk=self.ask_id)
+            ask = Ask.objects.select_related("answered_by").filter(pk=self.ask_id).first()
             synced = fragments.render_sync(request, None)
-            if ask.is_pending:
+            if ask is None or ask.is_pending:
                 return synced  # leave a form being filled alone
             return synced + fragments.render_state(request, ask, oob=True)
         asks = list(Ask.objects.inbox(self.user).select_related("answered_by"))
@@ -99,8 +101,11 @@ class InboxConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels i
         return fragments.render_asked(fragments.socket_request(self.scope, self.user), ask)
 
     def _state(self) -> str:
-        assert self.ask_id is not None
-        ask = Ask.objects.select_related("answered_by").get(pk=self.ask_id)
+        if self.ask_id is None:
+            return ""
+        ask = Ask.objects.select_related("answered_by").filter(pk=self.ask_id).first()
+        if ask is None:
+            return ""  # deleted in the admin meanwhile
         return fragments.render_state(
             fragments.socket_request(self.scope, self.user), ask, oob=True
         )
