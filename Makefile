@@ -32,6 +32,7 @@ run: $(STAMP)
 	$(PY) manage.py migrate --noinput
 	@echo
 	@echo "  MCP endpoint:  http://$(HOST):$(PORT)/mcp"
+	@$(PY) manage.py quickstart --url http://$(HOST):$(PORT)/
 	@echo
 ifeq ($(SERVER),uvicorn)
 	exec $(VENV)/bin/uvicorn askserver.asgi:application --host $(HOST) --port $(PORT) --no-access-log

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.apps import AppConfig
 from django.conf import settings
@@ -40,7 +41,7 @@ def check_ask_mcp_settings(
                     id="ask_mcp.E003",
                 )
             )
-    for key in ("ELICITATION_TTL", "KEEPALIVE_SECONDS", "SESSION_IDLE_SECONDS"):
+    for key in ("ELICITATION_TTL", "KEEPALIVE_SECONDS", "SESSION_IDLE_SECONDS", "SWEEP_SECONDS"):
         value = conf.get(key)
         if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
             messages.append(
@@ -89,7 +90,26 @@ def check_ask_mcp_settings(
                 id="ask_mcp.W002",
             )
         )
-    if "default" not in getattr(settings, "CHANNEL_LAYERS", {}):
+    public_url = conf.get("PUBLIC_URL")
+    if public_url is not None and not _is_origin(public_url):
+        messages.append(
+            Error(
+                f"ASK_MCP['PUBLIC_URL'] must be an http(s) URL such as 'https://ask.example.com', "
+                f"got {public_url!r}.",
+                id="ask_mcp.E009",
+            )
+        )
+    has_layer = "default" in getattr(settings, "CHANNEL_LAYERS", {})
+    if conf.get("ON_ELICIT") == "ask_mcp.inbox.on_elicit" and not has_layer:
+        messages.append(
+            Error(
+                "ASK_MCP['ON_ELICIT'] sends questions to the browser inbox, which needs "
+                "CHANNEL_LAYERS['default'] to wake the waiting call.",
+                hint="Use channels.layers.InMemoryChannelLayer for one process.",
+                id="ask_mcp.E010",
+            )
+        )
+    if not has_layer:
         messages.append(
             Warning(
                 "CHANNEL_LAYERS has no 'default' layer: browser answers and retries cannot reach "
@@ -100,3 +120,10 @@ def check_ask_mcp_settings(
             )
         )
     return messages
+
+
+def _is_origin(value: Any) -> bool:
+    if not isinstance(value, str):
+        return False
+    parts = urlsplit(value)
+    return parts.scheme in ("http", "https") and bool(parts.netloc)

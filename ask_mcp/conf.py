@@ -39,6 +39,8 @@ DEFAULTS: Final[Mapping[str, Any]] = {
     "KEEPALIVE_SECONDS": 15.0,
     "SESSION_IDLE_SECONDS": 3600,
     "ALLOW_ANONYMOUS_LOOPBACK": False,
+    "PUBLIC_URL": None,
+    "SWEEP_SECONDS": 30.0,
 }
 """Every key of `settings.ASK_MCP`, with its default. The README's settings table mirrors this."""
 

@@ -143,4 +143,12 @@ LOGGING = {
     "loggers": {"ask_mcp": {"level": os.environ.get("ASK_MCP_LOG_LEVEL", "INFO")}},
 }
 
-ASK_MCP: dict[str, object] = {}
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "ask_mcp:inbox"
+LOGOUT_REDIRECT_URL = "login"
+
+# Questions for clients that cannot show forms go to the browser inbox; every ask is recorded.
+ASK_MCP: dict[str, object] = {
+    "ON_ELICIT": "ask_mcp.inbox.on_elicit",
+    "OBSERVER": "ask_mcp.recorder.recorder",
+}

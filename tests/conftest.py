@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import AsyncIterator, Iterator
+from typing import TYPE_CHECKING, Any
 
 import pytest
+import pytest_asyncio
 
 from tests.support.live import LiveServer, LiveServers
+
+if TYPE_CHECKING:
+    from playwright.async_api import Browser, Page
+
+    from tests.support.browser import OpenAs, Person
 
 PROBE_CONFIG: dict[str, Any] = {
     "TOOLKITS": {"Ask": {}, "tests.support.probe.Probe": {}},
@@ -32,3 +38,59 @@ def live(live_servers: LiveServers) -> LiveServer:
 @pytest.fixture(scope="session")
 def mcp_url(live: LiveServer) -> str:
     return live.mcp_url
+
+
+# ---------------------------------------------------------------- the browser inbox
+
+
+@pytest.fixture(scope="session")
+def web(live_servers: LiveServers) -> LiveServer:
+    """A live server configured as askserver ships (browser inbox, recorder), plus the probe."""
+    from tests.support.browser import WEB_CONFIG
+
+    return live_servers.get(WEB_CONFIG)
+
+
+@pytest.fixture(scope="session")
+def admin(web: LiveServer) -> Person:
+    """The account `manage.py quickstart` creates."""
+    from tests.support.browser import quickstart_admin
+
+    return quickstart_admin(web)
+
+
+@pytest.fixture(scope="session")
+def bea(web: LiveServer) -> Person:
+    """A second staff member."""
+    from tests.support.browser import add_user
+
+    return add_user(web, "bea", staff=True)
+
+
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
+async def browser() -> AsyncIterator[Browser]:
+    from playwright.async_api import async_playwright
+
+    from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
+
+    async with async_playwright() as playwright:
+        chromium = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        await chromium.close()
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def open_as(browser: Browser, web: LiveServer) -> AsyncIterator[OpenAs]:
+    """Sign someone in, in a browser context of their own; every context closes after the test."""
+    from tests.support.browser import signed_in
+
+    pages: list[Page] = []
+
+    async def open_page(person: Person, **options: Any) -> Page:
+        page = await signed_in(browser, web, person, **options)
+        pages.append(page)
+        return page
+
+    yield open_page
+    for page in pages:
+        await page.context.close()

@@ -43,18 +43,18 @@ def test_the_readme_settings_table_lists_every_key_with_its_default() -> None:
 )
 def test_bad_settings_are_reported_by_system_checks(setting: object, check_id: str) -> None:
     with override_settings(ASK_MCP=setting):
-        ids = [message.id for message in run_checks()]
+        ids = [message.id for message in run_checks(databases=[])]
     assert check_id in ids
 
 
 def test_the_default_settings_pass_the_checks() -> None:
     with override_settings(ASK_MCP={}):
-        assert [m for m in run_checks() if m.id and m.id.startswith("ask_mcp")] == []
+        assert [m for m in run_checks(databases=[]) if m.id and m.id.startswith("ask_mcp")] == []
 
 
 def test_an_unknown_toolkit_setting_names_the_valid_ones() -> None:
     with override_settings(ASK_MCP={"TOOLKITS": {"Ask": {"timout": 3}}}):
-        (message,) = [m for m in run_checks() if m.id == "ask_mcp.E006"]
+        (message,) = [m for m in run_checks(databases=[]) if m.id == "ask_mcp.E006"]
     assert (
         "no setting(s) 'timout'" in message.msg and "valid settings: prefix, timeout" in message.msg
     )
@@ -72,3 +72,32 @@ def test_the_server_is_built_from_settings_and_rebuilt_when_they_change() -> Non
         assert list(server.tools) == ["team_ask"]
         assert server.table.capacity == 3 and server.name == "crew"
     assert list(conf.get_server().tools) == ["user_ask"]
+
+
+@pytest.mark.parametrize(
+    "setting, layers, check_id",
+    [
+        ({"SWEEP_SECONDS": 0}, None, "ask_mcp.E004"),
+        ({"PUBLIC_URL": "ask.example.com"}, None, "ask_mcp.E009"),
+        ({"ON_ELICIT": "ask_mcp.inbox.on_elicit"}, {}, "ask_mcp.E010"),
+    ],
+)
+def test_the_inbox_settings_are_checked(
+    setting: dict[str, object], layers: dict[str, object] | None, check_id: str
+) -> None:
+    extra = {} if layers is None else {"CHANNEL_LAYERS": layers}
+    with override_settings(ASK_MCP=setting, **extra):
+        ids = [message.id for message in run_checks(databases=[])]
+    assert check_id in ids
+
+
+def test_askserver_sends_questions_to_the_browser_inbox_and_records_every_ask() -> None:
+    from ask_mcp.inbox import ask_in_browser
+    from ask_mcp.recorder import AskRecorder
+    from askserver import settings as project
+
+    with override_settings(ASK_MCP=project.ASK_MCP):
+        server = conf.get_server()
+        assert server.on_elicit is ask_in_browser
+        assert isinstance(server.table.observer, AskRecorder)
+        assert [m for m in run_checks(databases=[]) if m.id and m.id.startswith("ask_mcp")] == []

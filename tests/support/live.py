@@ -28,6 +28,7 @@ class LiveServer:
     log_path: Path
     config: dict[str, Any] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict, repr=False)
+    db: Path | None = None
 
     @property
     def mcp_url(self) -> str:
@@ -48,17 +49,17 @@ class LiveServer:
         except httpx2.HTTPError as exc:
             raise RuntimeError(f"live server did not start; its log:\n{self.log()}") from exc
 
-    def manage(self, *args: str) -> str:
-        """Run a manage.py command against this server's database; returns its stdout."""
+    def manage(self, *args: str, env: dict[str, str] | None = None) -> str:
+        """Run a manage.py command against this server's database; returns its output."""
         done = subprocess.run(
             [sys.executable, "manage.py", *args],
             cwd=ROOT,
-            env=self.env,
-            check=True,
+            env={**self.env, **(env or {})},
             capture_output=True,
             text=True,
             timeout=60,
         )
+        assert done.returncode == 0, done.stderr
         return done.stdout
 
 
@@ -102,11 +103,17 @@ class LiveServers:
         return server
 
     def start(
-        self, config: dict[str, Any], *, extra_env: dict[str, str] | None = None
+        self,
+        config: dict[str, Any],
+        *,
+        extra_env: dict[str, str] | None = None,
+        db: Path | None = None,
     ) -> LiveServer:
+        """Start a server; with `db`, on that database (a restart), else on a fresh copy."""
         index = len(list(self.workdir.glob("server-*.log")))
-        db = self.workdir / f"server-{index}.sqlite3"
-        shutil.copyfile(self.template_db(), db)
+        if db is None:
+            db = self.workdir / f"server-{index}.sqlite3"
+            shutil.copyfile(self.template_db(), db)
         listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         listener.bind(("127.0.0.1", 0))
         listener.listen(512)
@@ -132,7 +139,7 @@ class LiveServers:
                 stderr=log,
             )
         listener.close()
-        server = LiveServer(f"http://127.0.0.1:{port}", process, log_path, config, env)
+        server = LiveServer(f"http://127.0.0.1:{port}", process, log_path, config, env, db)
         server.warm()
         return server
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ask_mcp.server import Context, Toolkit, ToolResult, tool
-from ask_mcp.server.elicitation import Question
+from ask_mcp.server.elicitation import Question, QuestionObserver
 
 KEY_SCHEMA = {"type": "object", "properties": {"key": {"type": "string"}}, "required": ["key"]}
 ANSWER = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
@@ -40,23 +40,42 @@ STARTS: Counter[str] = Counter()
 
 
 class ProbeObserver:
-    """Records every question's start and end; "ended" events fire per tool."""
+    """Records every question's start and end; "ended" events fire per tool.
 
-    def __init__(self) -> None:
+    With an `inner` observer (the real recorder), it passes every call on first.
+    """
+
+    def __init__(self, inner: QuestionObserver | None = None) -> None:
         self.ended_log: list[dict[str, Any]] = []
+        self.inner = inner
 
     async def asked(self, question: Question) -> None:
+        if self.inner is not None:
+            await self.inner.asked(question)
         EVENTS.set("asked", question.tool)
+        EVENTS.set("asked", question.id)
 
     def ended(self, question: Question, status: str, answer: Mapping[str, Any] | None) -> None:
+        if self.inner is not None:
+            self.inner.ended(question, status, answer)
         self.ended_log.append({"tool": question.tool, "status": status, "route": question.route})
         EVENTS.set("ended", question.tool)
+        EVENTS.set("ended", question.id)
 
 
 OBSERVER = ProbeObserver()
 
 
 def observer() -> ProbeObserver:
+    return OBSERVER
+
+
+def recording_observer() -> ProbeObserver:
+    """The real recorder, seen through the probe (for the inbox's live tests)."""
+    from ask_mcp.recorder import AskRecorder
+
+    global OBSERVER
+    OBSERVER = ProbeObserver(AskRecorder())
     return OBSERVER
 
 
@@ -112,6 +131,51 @@ class Probe(Toolkit):
     async def table(self, ctx: Context, arguments: dict[str, Any]) -> str:
         """The elicitation table's occupancy and the questions that ended."""
         return json.dumps(table_state(ctx))
+
+    @tool(
+        "form",
+        input_schema={
+            "type": "object",
+            "properties": {
+                "message": {"type": "string"},
+                "schema": {"type": "object"},
+                "timeout": {"type": "number"},
+            },
+            "required": ["message", "schema"],
+        },
+    )
+    async def form(self, ctx: Context, arguments: dict[str, Any]) -> str:
+        """Asks any form schema and returns the ElicitResult as compact sorted JSON."""
+        reply = await ctx.elicit(
+            arguments["message"], arguments["schema"], timeout=arguments.get("timeout")
+        )
+        return json.dumps(reply.to_dict(), sort_keys=True, separators=(",", ":"))
+
+    @tool("records")
+    async def records(self, ctx: Context, arguments: dict[str, Any]) -> str:
+        """Waits until the recorder has written everything, then lists the recorded asks."""
+        from channels.db import database_sync_to_async
+
+        from ask_mcp.models import Ask
+
+        inner = OBSERVER.inner
+        if inner is not None and hasattr(inner, "flush"):
+            await inner.flush()
+        fields = (
+            "id",
+            "message",
+            "tool",
+            "toolkit",
+            "route",
+            "status",
+            "answer",
+            "client_name",
+            "call_id",
+        )
+        rows = await database_sync_to_async(
+            lambda: list(Ask.objects.order_by("created").values(*fields))
+        )()
+        return json.dumps([{**row, "id": row["id"].hex} for row in rows])
 
     @tool("progress")
     async def progress(self, ctx: Context, arguments: dict[str, Any]) -> ToolResult:

@@ -1,0 +1,111 @@
+"""The live inbox socket: pushes htmx fragments as asks appear and end, to the inbox and to ask pages.
+
+Every socket joins one channel-layer group; each event names an ask, and the socket renders
+what its signed-in person may see of it. On connect the inbox gets its whole list again, so
+an ask that appeared or ended while the page loaded (or while the socket was down) is not
+missed. An ask page's socket only replaces that ask's form when the ask stops waiting.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.contrib.auth.models import AnonymousUser
+
+from . import fragments
+from .inbox import INBOX_GROUP
+from .models import Ask
+from .sweeper import SWEEPER
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
+
+CLOSE_UNAUTHORISED = 4403
+
+
+class InboxConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels is untyped
+    """One open inbox (no `ask_id`) or ask page (`ask_id` in the route)."""
+
+    user: User | AnonymousUser
+    ask_id: uuid.UUID | None
+    shown: set[str]
+
+    async def connect(self) -> None:
+        user = self.scope.get("user")
+        if user is None or not user.is_authenticated:
+            await self.close(code=CLOSE_UNAUTHORISED)
+            return
+        self.user = user
+        self.ask_id = self.scope["url_route"]["kwargs"].get("ask_id")
+        self.shown = set()
+        if self.ask_id is not None and not await database_sync_to_async(self._visible)(self.ask_id):
+            await self.close(code=CLOSE_UNAUTHORISED)
+            return
+        await self.channel_layer.group_add(INBOX_GROUP, self.channel_name)
+        await self.accept()
+        SWEEPER.ensure_running()
+        await self.send(text_data=await database_sync_to_async(self._list_now)())
+
+    async def disconnect(self, code: int) -> None:
+        await self.channel_layer.group_discard(INBOX_GROUP, self.channel_name)
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        return None  # the socket only pushes
+
+    async def inbox_asked(self, event: dict[str, Any]) -> None:
+        ask_hex = event["ask"]
+        if self.ask_id is not None or ask_hex in self.shown:
+            return
+        html: str = await database_sync_to_async(self._asked)(ask_hex)
+        if html:
+            self.shown.add(ask_hex)
+            await self.send(text_data=html)
+
+    async def inbox_ended(self, event: dict[str, Any]) -> None:
+        ask_hex = event["ask"]
+        if self.ask_id is not None:
+            if ask_hex == self.ask_id.hex:
+                html: str = await database_sync_to_async(self._state)()
+                if html:
+                    await self.send(text_data=html)
+            return
+        if ask_hex in self.shown:
+            self.shown.discard(ask_hex)
+            await self.send(text_data=fragments.render_gone(ask_hex))
+
+    # ------------------------------------------------------------------ rendering (database thread)
+
+    def _visible(self, ask_id: uuid.UUID) -> bool:
+        return Ask.objects.visible_to(self.user).filter(pk=ask_id).exists()
+
+    def _list_now(self) -> str:
+        request = fragments.socket_request(self.scope, self.user)
+        if self.ask_id is not None:
+            ask = Ask.objects.select_related("answered_by").filter(pk=self.ask_id).first()
+            synced = fragments.render_sync(request, None)
+            if ask is None or ask.is_pending:
+                return synced  # leave a form being filled alone
+            return synced + fragments.render_state(request, ask, oob=True)
+        asks = list(Ask.objects.inbox(self.user).select_related("answered_by"))
+        self.shown = {ask.id.hex for ask in asks}
+        return fragments.render_sync(request, asks)
+
+    def _asked(self, ask_hex: str) -> str:
+        ask = Ask.objects.inbox(self.user).filter(pk=uuid.UUID(ask_hex)).first()
+        if ask is None:
+            return ""
+        return fragments.render_asked(fragments.socket_request(self.scope, self.user), ask)
+
+    def _state(self) -> str:
+        if self.ask_id is None:
+            return ""
+        ask = Ask.objects.select_related("answered_by").filter(pk=self.ask_id).first()
+        if ask is None:
+            return ""  # deleted in the admin meanwhile
+        return fragments.render_state(
+            fragments.socket_request(self.scope, self.user), ask, oob=True
+        )

@@ -1,0 +1,111 @@
+"""What the inbox shows of an ask: the template context for one ask, and the HTML fragments pushed live.
+
+Pages (views) and the live socket (consumers) render the same partials from
+``ask_mcp/asks.html``, so an ask looks the same however it reached the screen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from django.conf import settings
+from django.contrib.auth.models import AnonymousUser
+from django.http import HttpRequest
+from django.template.loader import render_to_string
+from django.utils import timezone
+from django.utils.timesince import timesince
+
+from .formfields import FormField, Submitted, build_fields, show_answer
+from .models import Ask
+from .protocol.forms import FieldError
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
+
+ASKS: str = "ask_mcp/asks.html"
+
+
+@dataclass(slots=True)
+class AskItem:
+    """One ask with its form (or how it ended), as the templates draw it."""
+
+    ask: Ask
+    fields: list[FormField] = field(default_factory=list)
+    sent: bool | None = None
+    """True: this request's answer won; False: it came too late; None: nothing was submitted."""
+
+    @property
+    def hex(self) -> str:
+        return self.ask.id.hex
+
+    @property
+    def answerable(self) -> bool:
+        return self.ask.is_pending and self.ask.route != Ask.Route.CLIENT
+
+    @property
+    def answer_rows(self) -> list[tuple[str, str]]:
+        if self.ask.status != Ask.Status.ACCEPTED or not isinstance(self.ask.answer, dict):
+            return []
+        return show_answer(self.ask.schema, self.ask.answer)
+
+    @property
+    def asked_ago(self) -> str:
+        elapsed = timezone.now() - self.ask.created
+        if elapsed.total_seconds() < 60:
+            return "just now"
+        return f"{timesince(self.ask.created)} ago"
+
+    @property
+    def asked_by(self) -> str:
+        """Who put the question, as far as the server knows."""
+        return self.ask.principal or self.ask.client_name or "an MCP client"
+
+    @property
+    def decided_by(self) -> str:
+        ask = self.ask
+        if ask.answered_by is not None:
+            return ask.answered_by.get_username()
+        if ask.route == Ask.Route.CLIENT:
+            return ask.client_name or "the client"
+        return "someone"
+
+
+def item(
+    ask: Ask, *, submitted: Submitted | None = None, errors: Sequence[FieldError] = ()
+) -> AskItem:
+    fields = build_fields(
+        ask.schema, id_prefix=f"f-{ask.id.hex}", submitted=submitted, errors=errors
+    )
+    return AskItem(ask, fields)
+
+
+def socket_request(scope: dict[str, Any], user: User | AnonymousUser) -> HttpRequest:
+    """A request standing in for the socket's page, so pushed forms carry the page's CSRF secret."""
+    request = HttpRequest()
+    request.user = user
+    secret = scope.get("cookies", {}).get(settings.CSRF_COOKIE_NAME)
+    if secret:
+        request.META["CSRF_COOKIE"] = secret
+    return request
+
+
+def render_sync(request: HttpRequest, asks: Iterable[Ask] | None) -> str:
+    """The live-status mark and, for an inbox, its list as it is now (sent when a socket connects)."""
+    context = {"items": None if asks is None else [item(ask) for ask in asks]}
+    return render_to_string(f"{ASKS}#inbox-sync", context, request)
+
+
+def render_asked(request: HttpRequest, ask: Ask) -> str:
+    return render_to_string(f"{ASKS}#inbox-asked", {"item": item(ask)}, request)
+
+
+def render_gone(ask_hex: str) -> str:
+    return render_to_string(f"{ASKS}#inbox-gone", {"hex": ask_hex})
+
+
+def render_state(request: HttpRequest, ask: Ask, *, oob: bool) -> str:
+    """An ask page's state block: the form while pending, how it ended otherwise."""
+    return render_to_string(f"{ASKS}#ask-state", {"item": item(ask), "oob": oob}, request)

@@ -1,0 +1,189 @@
+"""The recorder: the question observer that writes every ask to the database, off the hot path.
+
+One writer task per process drains a queue of inserts and conditional status updates in
+batches, on a single database thread. A question sent to the client (MRTR) never waits for
+the database; a question for the browser waits until its row exists, because the inbox is
+about to show it. Every status update is conditional on the ask still being pending, so an
+answer already recorded (a browser answer, an admin's cancel) is never overwritten.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import logging
+import uuid
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Final
+
+from django.db import close_old_connections, transaction
+
+from . import conf, sweeper
+from .inbox import ENDED, announce
+from .models import Ask
+from .server.elicitation import Question
+
+logger = logging.getLogger("ask_mcp.recorder")
+
+BATCH_SIZE: Final = 500
+"""Most operations written in one transaction."""
+ANSWERED: Final = frozenset({Ask.Status.ACCEPTED, Ask.Status.DECLINED, Ask.Status.CANCELLED})
+
+
+@dataclass(slots=True)
+class _Insert:
+    ask: Ask
+
+
+@dataclass(slots=True)
+class _Close:
+    id: uuid.UUID
+    status: str
+    answer: Mapping[str, Any] | None
+    at: dt.datetime
+    route: str
+
+
+@dataclass(slots=True)
+class _Barrier:
+    done: asyncio.Future[None]
+
+
+_Op = _Insert | _Close | _Barrier
+
+
+def timestamp(seconds: float) -> dt.datetime:
+    return dt.datetime.fromtimestamp(seconds, dt.UTC)
+
+
+class AskRecorder:
+    """QuestionObserver writing Ask rows through one batching writer task."""
+
+    def __init__(self, *, batch_size: int = BATCH_SIZE) -> None:
+        self.batch_size = batch_size
+        self._queue: asyncio.Queue[_Op] | None = None
+        self._task: asyncio.Task[None] | None = None
+        # One thread keeps one connection and serialises the writes.
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ask_mcp-recorder")
+        self._toolkits: dict[str, str] | None = None
+
+    async def asked(self, question: Question) -> None:
+        self._submit(_Insert(self._row(question)))
+        if question.route != Ask.Route.CLIENT:
+            await self.flush()  # the inbox is about to show it: the row must exist
+
+    def ended(self, question: Question, status: str, answer: Mapping[str, Any] | None) -> None:
+        self._submit(
+            _Close(
+                uuid.UUID(question.id),
+                status,
+                answer,
+                dt.datetime.now(dt.UTC),
+                question.route,
+            )
+        )
+
+    async def flush(self) -> None:
+        """Wait until everything submitted so far is written; raises what the write raised."""
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._submit(_Barrier(done))
+        await done
+
+    @property
+    def queued(self) -> int:
+        return self._queue.qsize() if self._queue is not None else 0
+
+    def _row(self, question: Question) -> Ask:
+        return Ask(
+            id=uuid.UUID(question.id),
+            created=timestamp(question.created_at),
+            message=question.message,
+            schema=dict(question.schema),
+            tool=question.tool,
+            toolkit=self._toolkit_of(question.tool),
+            client_name=question.client_name or "",
+            principal=question.principal or "",
+            route=question.route,
+            status=Ask.Status.PENDING,
+            expires_at=timestamp(question.expires_at),
+            worker=question.worker or "",
+            call_id=question.call_id or "",
+        )
+
+    def _toolkit_of(self, tool: str) -> str:
+        if self._toolkits is None:
+            server = conf.get_server()
+            self._toolkits = {
+                each.name: toolkit.toolkit_name()
+                for toolkit, prefix in server.toolkits
+                for each in toolkit.tools(prefix)
+            }
+        return self._toolkits.get(tool, "")
+
+    def _submit(self, op: _Op) -> None:
+        loop = asyncio.get_running_loop()
+        if self._task is None or self._task.done() or self._task.get_loop() is not loop:
+            self._queue = asyncio.Queue()
+            self._task = loop.create_task(self._run(self._queue), name="ask_mcp recorder")
+            sweeper.SWEEPER.ensure_running()
+        assert self._queue is not None
+        self._queue.put_nowait(op)
+
+    async def _run(self, queue: asyncio.Queue[_Op]) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            batch = [await queue.get()]
+            while len(batch) < self.batch_size and not queue.empty():
+                batch.append(queue.get_nowait())
+            inserts = [op.ask for op in batch if isinstance(op, _Insert)]
+            closes = [op for op in batch if isinstance(op, _Close)]
+            barriers = [op.done for op in batch if isinstance(op, _Barrier)]
+            try:
+                ended: list[str] = []
+                if inserts or closes:
+                    ended = await loop.run_in_executor(self._executor, write, inserts, closes)
+            except Exception as exc:
+                logger.exception("could not record %d ask change(s)", len(inserts) + len(closes))
+                for barrier in barriers:
+                    if not barrier.done():
+                        barrier.set_exception(exc)
+                continue
+            for barrier in barriers:
+                if not barrier.done():
+                    barrier.set_result(None)
+            if ended:
+                try:
+                    await announce(ENDED, ended)
+                except Exception:
+                    logger.exception("could not tell the inboxes that asks ended")
+
+
+def write(inserts: list[Ask], closes: list[_Close]) -> list[str]:
+    """Insert new asks and close pending ones in one transaction; returns the inbox asks closed."""
+    close_old_connections()
+    try:
+        ended: list[str] = []
+        with transaction.atomic():
+            if inserts:
+                Ask.objects.bulk_create(inserts, ignore_conflicts=True)
+            for close in closes:
+                fields: dict[str, Any] = {"status": close.status}
+                if close.status in ANSWERED:
+                    fields["answered_at"] = close.at
+                if close.answer is not None:
+                    fields["answer"] = dict(close.answer)
+                changed = Ask.objects.filter(pk=close.id, status=Ask.Status.PENDING).update(
+                    **fields
+                )
+                if changed and close.route != Ask.Route.CLIENT:
+                    ended.append(close.id.hex)
+        return ended
+    finally:
+        close_old_connections()
+
+
+def recorder() -> AskRecorder:
+    """Factory for ASK_MCP["OBSERVER"]: record every ask."""
+    return AskRecorder()

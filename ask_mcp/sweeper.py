@@ -1,0 +1,122 @@
+"""The sweeper: no ask stays pending past its expiry, nor after the process holding its call is gone.
+
+The worker holding a call ends its ask itself at the deadline; the sweeper is the backstop for
+asks whose worker stopped (a restart, a crash). It runs as one task in the server process,
+started on first use, and `manage.py expire_asks` runs the same sweep by hand.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from channels.db import database_sync_to_async
+from channels.layers import InMemoryChannelLayer, get_channel_layer
+
+from . import conf
+from .inbox import ENDED, announce
+from .models import Ask, AskQuerySet
+from .relay import ChannelRelay
+
+logger = logging.getLogger("ask_mcp.sweeper")
+
+GRACE: Final = dt.timedelta(seconds=5)
+"""How long past its expiry an ask is left to the worker holding it before the sweeper steps in."""
+
+
+@dataclass(frozen=True, slots=True)
+class Closed:
+    """An ask the sweep closed, with what is needed to tell its worker and the inboxes."""
+
+    id: str
+    worker: str
+    call_id: str
+    route: str
+
+
+def expire_overdue(now: dt.datetime, *, grace: dt.timedelta = GRACE) -> list[Closed]:
+    """Mark every pending ask whose expiry passed (more than `grace` ago) as expired."""
+    return _close(Ask.objects.pending().filter(expires_at__lte=now - grace), Ask.Status.EXPIRED)
+
+
+def withdraw_orphans(worker: str) -> list[Closed]:
+    """Mark pending asks held by any other worker as withdrawn.
+
+    Only sound when no other worker can exist: with the in-memory channel layer the server is
+    one process, so an ask recorded by another worker was left by a process that stopped.
+    """
+    return _close(Ask.objects.pending().exclude(worker=worker), Ask.Status.WITHDRAWN)
+
+
+def _close(asks: AskQuerySet, status: str) -> list[Closed]:
+    rows = list(asks.values_list("id", "worker", "call_id", "route"))
+    closed = []
+    for ask_id, worker, call_id, route in rows:
+        # Conditional, so an answer recorded meanwhile stands.
+        if Ask.objects.filter(pk=ask_id, status=Ask.Status.PENDING).update(status=status):
+            closed.append(Closed(ask_id.hex, worker, call_id, route))
+    return closed
+
+
+async def tell(closed: Sequence[Closed], *, expire_calls: bool) -> None:
+    """Tell the inboxes the asks ended and, for expired ones, the workers still holding them."""
+    if not closed:
+        return
+    await announce(ENDED, [each.id for each in closed if each.route != Ask.Route.CLIENT])
+    if not expire_calls:
+        return
+    relay = _relay()
+    for each in closed:
+        if each.worker:
+            await relay.expire(each.worker, each.id, each.call_id or None)
+
+
+def _relay() -> ChannelRelay:
+    relay = conf.get_server().table.relay
+    return relay if isinstance(relay, ChannelRelay) else ChannelRelay()
+
+
+class Sweeper:
+    """Runs the sweep every SWEEP_SECONDS in the server process, once per event loop."""
+
+    def __init__(self) -> None:
+        self._task: asyncio.Task[None] | None = None
+
+    def ensure_running(self) -> None:
+        loop = asyncio.get_running_loop()
+        task = self._task
+        if task is not None and not task.done() and task.get_loop() is loop:
+            return
+        self._task = loop.create_task(self._run(), name="ask_mcp sweeper")
+
+    async def _run(self) -> None:
+        worker = conf.get_server().table.worker
+        alone = isinstance(get_channel_layer(), InMemoryChannelLayer)
+        first = True
+        while True:
+            try:
+                await self.sweep(worker if first and alone else None)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                logger.exception("sweeping overdue asks failed")
+            first = False
+            await asyncio.sleep(float(conf.get("SWEEP_SECONDS")))
+
+    async def sweep(self, orphans_of_others_than: str | None = None) -> None:
+        now = dt.datetime.now(dt.UTC)
+        expired = await database_sync_to_async(expire_overdue)(now)
+        await tell(expired, expire_calls=True)
+        if orphans_of_others_than is not None:
+            orphans = await database_sync_to_async(withdraw_orphans)(orphans_of_others_than)
+            await tell(orphans, expire_calls=False)
+        if expired:
+            logger.info("expired %d overdue ask(s)", len(expired))
+
+
+SWEEPER: Final = Sweeper()
+"""The process's sweeper."""

@@ -1,0 +1,13 @@
+"""URLs of the browser inbox; include them at the site root (the answer URLs sent to clients point here)."""
+
+from __future__ import annotations
+
+from django.urls import path
+
+from . import views
+
+app_name = "ask_mcp"
+urlpatterns = [
+    path("", views.inbox, name="inbox"),
+    path("asks/<uuid:ask_id>/", views.ask_page, name="ask"),
+]

@@ -1,0 +1,106 @@
+"""The inbox pages: the list of pending asks, each ask's page, and answering it (inline via htmx or plain POST)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING
+
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import AnonymousUser
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.shortcuts import render
+from django.views.decorators.http import require_GET, require_http_methods
+from django_htmx.middleware import HtmxDetails
+
+from .formfields import read_answer
+from .fragments import ASKS, AskItem, item
+from .models import Ask
+from .routing import LIVE_ASK_PATH, LIVE_INBOX_PATH
+from .services import ask_answer
+from .sweeper import SWEEPER
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
+
+ACTIONS = ("accept", "decline", "cancel")
+
+
+class HtmxHttpRequest(HttpRequest):
+    htmx: HtmxDetails
+
+
+async def _signed_in(request: HttpRequest) -> User | AnonymousUser:
+    # Resolved once here, so templates reading request.user never query from the event loop.
+    user = await request.auser()
+    request.user = user
+    return user
+
+
+@login_required
+@require_GET
+async def inbox(request: HtmxHttpRequest) -> HttpResponse:
+    user = await _signed_in(request)
+    SWEEPER.ensure_running()
+    asks = [ask async for ask in Ask.objects.inbox(user).select_related("answered_by")]
+    return render(
+        request,
+        "ask_mcp/inbox.html",
+        {"items": [item(ask) for ask in asks], "live_url": LIVE_INBOX_PATH},
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+async def ask_page(request: HtmxHttpRequest, ask_id: uuid.UUID) -> HttpResponse:
+    user = await _signed_in(request)
+    SWEEPER.ensure_running()
+    ask = await _ask(user, ask_id)
+    if request.method == "POST":
+        return await _answer(request, user, ask)
+    return _page(request, item(ask))
+
+
+async def _ask(user: User | AnonymousUser, ask_id: uuid.UUID) -> Ask:
+    try:
+        return await Ask.objects.visible_to(user).select_related("answered_by").aget(pk=ask_id)
+    except Ask.DoesNotExist:
+        raise Http404("No such question, or it is not addressed to you.") from None
+
+
+def _page(request: HtmxHttpRequest, shown: AskItem, status: int = 200) -> HttpResponse:
+    context = {"item": shown, "live_url": LIVE_ASK_PATH.format(ask_id=shown.ask.id)}
+    return render(request, "ask_mcp/ask.html", context, status=status)
+
+
+async def _answer(request: HtmxHttpRequest, user: User | AnonymousUser, ask: Ask) -> HttpResponse:
+    action = request.POST.get("action")
+    if action not in ACTIONS:
+        return HttpResponseBadRequest("action must be one of: accept, decline, cancel")
+    from_inbox = request.htmx.target == "notices"
+    if not ask.is_pending or ask.route == Ask.Route.CLIENT:
+        return _after(request, AskItem(ask, sent=False), from_inbox)
+    if action == "accept":
+        content, errors = read_answer(ask.schema, request.POST)
+        if errors:
+            shown = item(ask, submitted=request.POST, errors=errors)
+            if from_inbox:
+                return render(request, f"{ASKS}#inbox-invalid", {"item": shown})
+            if request.htmx:
+                return render(request, f"{ASKS}#page-invalid", {"item": shown})
+            return _page(request, shown)
+        reply = {"action": "accept", "content": content}
+    else:
+        reply = {"action": action}
+    won = await ask_answer(ask=ask, reply=reply, user=user)
+    ask = await Ask.objects.select_related("answered_by").aget(pk=ask.pk)
+    return _after(request, AskItem(ask, sent=won), from_inbox)
+
+
+def _after(request: HtmxHttpRequest, shown: AskItem, from_inbox: bool) -> HttpResponse:
+    """The response to a submit that was decided (won, or too late)."""
+    if from_inbox:
+        return render(request, f"{ASKS}#inbox-answered", {"item": shown})
+    if request.htmx:
+        return render(request, f"{ASKS}#page-answered", {"item": shown})
+    return _page(request, shown)

@@ -1,0 +1,129 @@
+"""A real browser for the inbox tests: Debian's chromium, headless, driven by Playwright; and people to sign in.
+
+The browser is the system's own (`apt-get install chromium`); Playwright never downloads one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from mcp import Client
+from mcp.types import CallToolResult
+from playwright.async_api import Browser, Page, expect
+
+from tests.support.live import ROOT, LiveServer
+
+CHROMIUM: Final = "/usr/bin/chromium"
+CHROMIUM_ARGS: Final = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+OUTPUT: Final = ROOT / "test-output"
+WEB_CONFIG: Final[dict[str, Any]] = {
+    "TOOLKITS": {"Ask": {}, "tests.support.probe.Probe": {}},
+    "ON_ELICIT": "ask_mcp.inbox.on_elicit",
+    "OBSERVER": "tests.support.probe.recording_observer",
+    "SWEEP_SECONDS": 0.5,
+}
+"""The askserver default (browser inbox + recorder), with the probe toolkit and a quick sweeper."""
+
+expect.set_options(timeout=10_000)
+
+
+OpenAs = Callable[..., Awaitable[Page]]
+"""The `open_as` fixture: a page signed in as someone (extra arguments configure the context)."""
+
+
+@dataclass(frozen=True)
+class Person:
+    username: str
+    password: str
+
+
+def quickstart_admin(server: LiveServer) -> Person:
+    """The admin account `manage.py quickstart` creates on a fresh database, read from its output."""
+    out = server.manage("quickstart", "--url", server.base_url + "/")
+    username = re.search(r"Sign in as:\s+(\S+)", out)
+    password = re.search(r"Password:\s+(\S+)", out)
+    assert username and password, out
+    return Person(username.group(1), password.group(1))
+
+
+def add_user(server: LiveServer, username: str, *, staff: bool) -> Person:
+    password = f"pw-{username}-0123456789"
+    code = (
+        "from django.contrib.auth.models import User;"
+        f"User.objects.create_user({username!r}, password={password!r}, is_staff={staff})"
+    )
+    server.manage("shell", "-c", code)
+    return Person(username, password)
+
+
+_SESSIONS: dict[tuple[str, str], Any] = {}
+"""Cookies of people already signed in, per server: later pages skip the sign-in form."""
+
+
+async def signed_in(browser: Browser, server: LiveServer, person: Person, **options: Any) -> Page:
+    """A fresh browser context (its own cookies) signed in as `person`, on the inbox."""
+    key = (server.base_url, person.username)
+    if key in _SESSIONS:
+        context = await browser.new_context(
+            base_url=server.base_url, storage_state=_SESSIONS[key], **options
+        )
+        page = await context.new_page()
+        await page.goto("/")
+        return page
+    context = await browser.new_context(base_url=server.base_url, **options)
+    page = await context.new_page()
+    await page.goto("/")
+    await expect(page).to_have_url(re.compile(r"/accounts/login/"))
+    await page.get_by_label("Username").fill(person.username)
+    await page.get_by_label("Password").fill(person.password)
+    await page.get_by_role("button", name="Sign in").click()
+    await expect(page).to_have_url(server.base_url + "/")
+    _SESSIONS[key] = await context.storage_state()
+    return page
+
+
+async def live_inbox(page: Page) -> None:
+    """Wait until the inbox's socket is connected (from then on, every new ask is pushed)."""
+    await expect(page.locator("#live-status")).to_have_text("live")
+
+
+def card(page: Page, message: str) -> Any:
+    """The inbox card of the ask whose message is `message`."""
+    return page.locator(".ask-card", has=page.locator(".ask-message", has_text=message))
+
+
+async def call_tool(url: str, name: str, arguments: dict[str, Any]) -> CallToolResult:
+    """One tools/call from a client that cannot show forms (no elicitation capability)."""
+    async with asyncio.timeout(30), Client(url, mode="2026-07-28") as client:
+        return await client.call_tool(name, arguments)
+
+
+def text_of(result: CallToolResult) -> str:
+    (block,) = result.content
+    return block.text  # type: ignore[union-attr]
+
+
+def form_reply(result: CallToolResult) -> dict[str, Any]:
+    reply: dict[str, Any] = json.loads(text_of(result))
+    return reply
+
+
+async def screenshot(page: Page, name: str) -> Path:
+    OUTPUT.mkdir(exist_ok=True)
+    path = OUTPUT / name
+    await page.screenshot(path=str(path), full_page=True)
+    return path

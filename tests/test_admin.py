@@ -1,0 +1,142 @@
+"""The admin's view of asks: the list, its filters and search, read-only answers, and the cancel and expire actions.
+
+The actions reach the call wherever it waits: a call held for the browser resumes at once,
+a call parked for an MRTR client resumes with the admin's decision when the client retries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp.client import ClientRequestContext
+from mcp.types import ElicitRequestParams, ElicitResult
+from playwright.async_api import Page, expect
+
+from tests.support.browser import OpenAs, Person, call_tool, card, live_inbox, text_of
+from tests.support.live import LiveServer
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
+
+CHANGELIST = "/admin/ask_mcp/ask/"
+
+
+def unique(text: str) -> str:
+    return f"{text} [{uuid.uuid4().hex[:8]}]"
+
+
+async def run_action(page: Page, message: str, action: str) -> None:
+    """Find the ask by its message in the admin list and apply an action to it."""
+    await page.goto(f"{CHANGELIST}?q={message.split(' [')[1].rstrip(']')}")
+    row = page.locator("#result_list tbody tr", has_text=message)
+    await expect(row).to_have_count(1)
+    await row.locator("input[name=_selected_action]").check()
+    await page.locator("select[name=action]").select_option(action)
+    await page.get_by_role("button", name="Run", exact=True).click()
+
+
+async def test_cancelling_a_browser_ask_resumes_the_held_call_with_cancelled(
+    web: LiveServer, admin: Person, open_as: OpenAs
+) -> None:
+    inbox = await open_as(admin)
+    await live_inbox(inbox)
+    message = unique("Rotate the keys tonight?")
+    call = asyncio.create_task(call_tool(web.mcp_url, "user_ask", {"message": message}))
+    await expect(card(inbox, message)).to_be_visible()
+
+    page = await open_as(admin)
+    await page.goto(f"{CHANGELIST}?status__exact=pending")
+    row = page.locator("#result_list tbody tr", has_text=message)
+    await expect(row.locator("td.field-status")).to_have_text("Pending")
+    await expect(row.locator("td.field-tool")).to_have_text("user_ask")
+    await expect(row.locator("td.field-who_asked")).to_have_text("mcp")
+    await run_action(page, message, "cancel_asks")
+    await expect(page.locator(".messagelist")).to_contain_text("1 ask(s) cancelled.")
+
+    async with asyncio.timeout(15):
+        result = await call
+    assert text_of(result) == "The user cancelled the request."
+    await expect(card(inbox, message)).to_have_count(0)
+    await page.goto(f"{CHANGELIST}?status__exact=cancelled")
+    row = page.locator("#result_list tbody tr", has_text=message)
+    await expect(row.locator("td.field-answered_by")).to_have_text(admin.username)
+
+
+async def test_expiring_a_browser_ask_ends_the_call_as_not_answered_in_time(
+    web: LiveServer, admin: Person, open_as: OpenAs
+) -> None:
+    inbox = await open_as(admin)
+    await live_inbox(inbox)
+    message = unique("Renew the certificate?")
+    call = asyncio.create_task(call_tool(web.mcp_url, "user_ask", {"message": message}))
+    await expect(card(inbox, message)).to_be_visible()
+
+    page = await open_as(admin)
+    await run_action(page, message, "expire_asks")
+    await expect(page.locator(".messagelist")).to_contain_text("1 ask(s) expired.")
+    async with asyncio.timeout(15):
+        result = await call
+    assert text_of(result).startswith("The user did not answer in time.")
+    await expect(card(inbox, message)).to_have_count(0)
+
+    await run_action(page, message, "expire_asks")  # a second time: nothing is pending
+    await expect(page.locator(".messagelist")).to_contain_text(
+        "0 ask(s) expired. 1 were no longer pending"
+    )
+
+
+async def test_cancelling_an_mrtr_ask_answers_the_parked_call_when_its_client_retries(
+    web: LiveServer, admin: Person, open_as: OpenAs
+) -> None:
+    page = await open_as(admin)
+    message = unique("Merge the release branch?")
+
+    async def slow_person(ctx: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult:
+        # While this person hesitates, the call is parked in the server; an admin cancels it.
+        await call_tool(web.mcp_url, "probe_records", {})  # the recorder has written the row
+        await run_action(page, message, "cancel_asks")
+        await expect(page.locator(".messagelist")).to_contain_text("1 ask(s) cancelled.")
+        return ElicitResult(action="accept", content={"answer": "too late"})
+
+    async with (
+        asyncio.timeout(30),
+        Client(web.mcp_url, mode="2026-07-28", elicitation_callback=slow_person) as client,
+    ):
+        result = await client.call_tool("user_ask", {"message": message})
+    assert text_of(result) == "The user cancelled the request."
+    await page.goto(f"{CHANGELIST}?route__exact=client&status__exact=cancelled")
+    await expect(page.locator("#result_list tbody tr", has_text=message)).to_have_count(1)
+
+
+async def test_the_admin_finds_asks_by_message_and_shows_answers_read_only(
+    web: LiveServer, admin: Person, open_as: OpenAs
+) -> None:
+    message = unique("Which <b>database</b>?")
+
+    async def person(ctx: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult:
+        return ElicitResult(action="accept", content={"answer": "postgres <16>"})
+
+    async with (
+        asyncio.timeout(30),
+        Client(web.mcp_url, mode="2026-07-28", elicitation_callback=person) as client,
+    ):
+        await client.call_tool("user_ask", {"message": message})
+    rows: list[dict[str, Any]] = json.loads(
+        text_of(await call_tool(web.mcp_url, "probe_records", {}))
+    )
+    (recorded,) = [row for row in rows if row["answer"] == {"answer": "postgres <16>"}]
+
+    page = await open_as(admin)
+    await page.goto(f"{CHANGELIST}?q=database&status__exact=accepted")
+    row = page.locator("#result_list tbody tr", has_text=message)  # escaped, shown as text
+    await expect(row).to_have_count(1)
+    await page.goto(f"{CHANGELIST}{uuid.UUID(recorded['id'])}/change/")
+    await expect(page.locator(".field-shown_answer pre")).to_have_text(
+        '{\n  "answer": "postgres <16>"\n}'
+    )
+    await expect(page.locator("input[name=status], textarea[name=answer]")).to_have_count(0)
+    assert await page.evaluate("document.querySelector('.field-message b')") is None
