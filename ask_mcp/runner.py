@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("ask_mcp.runner")
 
+_running: set[asyncio.Task[None]] = set()
+
 DEFAULT_SETTINGS: Final = "askserver.settings"
 
 
@@ -105,6 +107,8 @@ def run_daphne(host: str, port: int, *, stdio: bool) -> None:
         print(f"ask-mcp: inbox at {base_url}/", file=sys.stderr, flush=True)
         loop: Any = reactor._asyncioEventloop
         task = loop.create_task(_serve_stdio(base_url))
+        _running.add(task)  # the loop keeps only a weak reference to a task
+        task.add_done_callback(_running.discard)
         task.add_done_callback(lambda done: _stopped(done, daphne, failure))
 
     daphne.ready_callable = ready

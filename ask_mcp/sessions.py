@@ -45,6 +45,7 @@ class LegacySessions:
         self._responses: dict[str, tuple[str, asyncio.Future[dict[str, Any]]]] = {}
         self._streams: dict[str, set[asyncio.Event]] = {}
         self._sweeper: asyncio.Task[None] | None = None
+        self._chores: set[asyncio.Task[None]] = set()
         relay.add_handler("legacy.response", self._on_response)
         relay.add_handler("legacy.cancel", self._on_cancel)
         relay.add_handler("legacy.end", self._on_end)
@@ -166,7 +167,9 @@ class LegacySessions:
 
     def _leave_soon(self, session_id: str) -> None:
         with contextlib.suppress(RuntimeError):  # the loop is closing
-            asyncio.get_running_loop().create_task(self.relay.leave(_group(session_id)))
+            task = asyncio.get_running_loop().create_task(self.relay.leave(_group(session_id)))
+            self._chores.add(task)  # the loop holds tasks only weakly
+            task.add_done_callback(self._chores.discard)
 
     async def cancel(self, session_id: str, request_id: Any) -> None:
         """notifications/cancelled: stop the named request, on whichever worker runs it."""

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from tests.test_inbox import free_port
+from tests.test_cli_inbox import free_port
 from tests.test_mrtr import Person, accept, text_of
 
 ROOT = Path(__file__).resolve().parents[1]

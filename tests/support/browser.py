@@ -35,8 +35,10 @@ WEB_CONFIG: Final[dict[str, Any]] = {
     "ON_ELICIT": "ask_mcp.inbox.on_elicit",
     "OBSERVER": "tests.support.probe.recording_observer",
     "SWEEP_SECONDS": 0.5,
+    "ALLOW_ANONYMOUS_LOOPBACK": True,
 }
-"""The askserver default (browser inbox + recorder), with the probe toolkit and a quick sweeper."""
+"""The askserver default (browser inbox + recorder), with the probe toolkit and a quick sweeper;
+its MCP clients connect anonymously from loopback (the routing tests use tokens)."""
 
 expect.set_options(timeout=10_000)
 
