@@ -18,6 +18,7 @@ from ask_mcp.server.toolkit import Toolkit
 ENTRY_POINT_GROUP: Final = "ask_mcp.toolkits"
 BUILTIN: Final[Mapping[str, str]] = {
     "Ask": "ask_mcp.toolkits.ask:Ask",
+    "Conformance": "ask_mcp.toolkits.conformance:Conformance",
 }
 PREFIX_KEY: Final = "prefix"
 
