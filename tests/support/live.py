@@ -1,7 +1,9 @@
 """Live daphne servers on loopback, one per configuration, for tests that drive the real endpoint.
 
 The listening socket is bound here and handed to daphne (`--fd`), so a client may connect at
-once: its request waits in the backlog until the server is up. No readiness polling, no sleeps.
+once: its request waits in the backlog until the server is up. `start` returns after one such
+request was answered, because importing the project can outlast a test client's 10 s timeout on
+a busy machine. No polling, no sleeps.
 """
 
 from __future__ import annotations
@@ -17,8 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import httpx2
+
+from tests.support.wire import META, MODERN
+
 ROOT = Path(__file__).resolve().parents[2]
 DAPHNE = Path(sys.executable).with_name("daphne")
+READY_TIMEOUT = 120.0
+"""Seconds a new server may take to answer its first request."""
 
 
 @dataclass
@@ -106,7 +114,31 @@ class LiveServers:
                 stderr=log,
             )
         listener.close()
-        return LiveServer(f"http://127.0.0.1:{port}", process, log_path, config)
+        server = LiveServer(f"http://127.0.0.1:{port}", process, log_path, config)
+        self.wait_ready(server)
+        return server
+
+    def wait_ready(self, server: LiveServer) -> None:
+        """One server/discover, waiting in the backlog until daphne answers it (bounded)."""
+        body = {
+            "jsonrpc": "2.0",
+            "id": "ready",
+            "method": "server/discover",
+            "params": {"_meta": {**META, "io.modelcontextprotocol/clientCapabilities": {}}},
+        }
+        headers = {
+            "content-type": "application/json",
+            "mcp-protocol-version": MODERN,
+            "mcp-method": "server/discover",
+        }
+        try:
+            response = httpx2.post(
+                server.mcp_url, json=body, headers=headers, timeout=READY_TIMEOUT
+            )
+        except httpx2.HTTPError as exc:
+            self.stop(server)
+            raise RuntimeError(f"the live server did not come up: {exc}\n{server.log()}") from exc
+        assert response.status_code == 200, server.log()
 
     def stop(self, server: LiveServer) -> None:
         if server.process.poll() is None:
