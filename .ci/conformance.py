@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Runs the official MCP conformance suite against askserver, both eras, and fails on any failed check.
 
 Installs Node 22 and the pinned suite from the npm registry into .cache/conformance (once),
@@ -41,6 +40,8 @@ NODE_MAJOR: Final = "22"
 REQUIREMENT_SETS: Final = ("2026-07-28", "2025-11-25")
 NOT_IMPLEMENTED: Final = ("tasks-",)
 """Scenario prefixes of extensions this server does not implement or advertise (never scored)."""
+SUITE_TIMEOUT: Final = 1200.0
+"""Seconds one requirement set may run (its scenarios time out after 30 s each on their own)."""
 READY_TIMEOUT: Final = 60.0
 """Seconds the server may take to answer its first request (migrations ran before it started)."""
 
@@ -77,7 +78,9 @@ class Run:
 
     def problems(self) -> list[str]:
         found = []
-        if self.exit_code != 0:
+        if self.exit_code == -1:
+            found.append(f"{self.requirements}: the suite did not finish in {SUITE_TIMEOUT:.0f} s")
+        elif self.exit_code != 0:
             found.append(f"{self.requirements}: the suite exited with {self.exit_code}")
         for scenario in self.scenarios.values():
             if scenario.name.startswith(NOT_IMPLEMENTED):
@@ -241,9 +244,19 @@ def run_suite(node: Path, suite: Path, url: str, requirements: str) -> Run:
     out.mkdir(parents=True)
     env = {**os.environ, "PATH": f"{node.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     command = [str(node), str(suite), "server", "--url", url, "--requirements", requirements]
-    completed = subprocess.run(
-        [*command, "-o", str(out)], env=env, capture_output=True, text=True, check=False
-    )
+    try:
+        completed = subprocess.run(
+            [*command, "-o", str(out)],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=SUITE_TIMEOUT,
+        )
+    except subprocess.TimeoutExpired as exc:
+        partial = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else ""
+        print(partial[-4000:])
+        return Run(requirements, -1, read_checks(out), {})
     (out / "suite-output.txt").write_text(completed.stdout + completed.stderr)
     summary = completed.stdout.partition("=== SUMMARY ===")[2]
     print(f"\n=== {requirements}: the suite's summary ===" + summary.rstrip())
