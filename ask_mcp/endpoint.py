@@ -443,7 +443,7 @@ class McpEndpoint:
         # session ends or the client leaves.
         stream = HttpStream(send, allows_sse=True)
         await stream.keepalive()
-        messages = self.sessions.open_stream(session.id)
+        messages = await self.sessions.open_stream(session.id)
 
         async def forward() -> None:
             while (message := await messages.next()) is not None:
@@ -454,7 +454,7 @@ class McpEndpoint:
                 asyncio.ensure_future(forward()), receive, stream, cancel_on_disconnect=True
             )
         finally:
-            self.sessions.close_stream(session.id, messages)
+            await asyncio.shield(self.sessions.close_stream(session.id, messages))
         await stream.close()
 
 

@@ -79,6 +79,7 @@ class LegacySessions:
         relay.add_handler("legacy.level", self._on_level)
         relay.add_handler("legacy.subscription", self._on_subscription)
         relay.add_handler("legacy.updated", self._on_updated)
+        relay.add_handler("legacy.forget", self._on_forget)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -150,10 +151,15 @@ class LegacySessions:
         await LegacySessionRecord.objects.filter(id=session_id, ended_at__isnull=True).aupdate(
             ended_at=datetime.now(UTC)
         )
+        subscribed = any(session_id in ids for ids in self._subscribers.values())
         self._end_here(session_id)
         await self.relay.broadcast(
             _group(session_id), {"type": "legacy.end", "session": session_id}
         )
+        if subscribed:  # every worker keeps the subscriptions, not only the session's
+            await self.relay.broadcast(
+                RESOURCES_GROUP, {"type": "legacy.forget", "session": session_id}
+            )
 
     async def _touch(self, session_id: str) -> None:
         await LegacySessionRecord.objects.filter(id=session_id).aupdate(
@@ -166,8 +172,7 @@ class LegacySessions:
             task.cancel()
         for stream in self._streams.pop(session_id, set()):
             stream.end()
-        for uri in list(self._subscribers):
-            self._subscribe_here(session_id, uri, subscribed=False)
+        self._forget_here(session_id)
 
     # ------------------------------------------------------------------ calls in flight
 
@@ -202,18 +207,23 @@ class LegacySessions:
         task.cancel()
         return True
 
-    def open_stream(self, session_id: str) -> SessionStream:
-        """A standalone GET stream: it receives the session's notifications until it ends."""
+    async def open_stream(self, session_id: str) -> SessionStream:
+        """A standalone GET stream: it receives the session's notifications until it ends.
+
+        Its worker joins the session's group, so the session ending on another worker ends it.
+        """
         stream = SessionStream()
         self._streams.setdefault(session_id, set()).add(stream)
+        await self.relay.join(_group(session_id))
         return stream
 
-    def close_stream(self, session_id: str, stream: SessionStream) -> None:
+    async def close_stream(self, session_id: str, stream: SessionStream) -> None:
         streams = self._streams.get(session_id)
         if streams is not None:
             streams.discard(stream)
             if not streams:
                 self._streams.pop(session_id, None)
+        await self.relay.leave(_group(session_id))
 
     # ------------------------------------------------------------------ resource subscriptions
 
@@ -299,6 +309,13 @@ class LegacySessions:
 
     def _on_subscription(self, message: dict[str, Any]) -> None:
         self._subscribe_here(message["session"], message["uri"], subscribed=message["subscribed"])
+
+    def _forget_here(self, session_id: str) -> None:
+        for uri in list(self._subscribers):
+            self._subscribe_here(session_id, uri, subscribed=False)
+
+    def _on_forget(self, message: dict[str, Any]) -> None:
+        self._forget_here(message["session"])
 
     def _on_updated(self, message: dict[str, Any]) -> None:
         uri = message["uri"]
