@@ -566,17 +566,18 @@ class MCPServer:
         completion = self.completions.get((kind, target, argument["name"]))
         values: list[str] = []
         if completion is not None:
+            filled = dict(given or {})
             ctx = Context(
                 table=self.table,
                 method="completion/complete",
                 name=target,
-                arguments=dict(given or {}),
+                arguments=filled,
                 protocol_version=protocol_version,
                 capabilities=capabilities,
                 principal=principal,
                 stream=NullStream(),
             )
-            values = [str(v) for v in await completion.handler(ctx, argument["value"], given or {})]
+            values = [str(v) for v in await completion.handler(ctx, argument["value"], filled)]
         return {
             "completion": {
                 "values": values[:MAX_COMPLETIONS],
