@@ -13,11 +13,13 @@ STAMP := $(VENV)/.installed-stamp
 PYTHON ?= $(shell for p in python3.12 python3.13 python3 $$HOME/.pyenv/versions/3.12*/bin/python $$HOME/.pyenv/versions/3.13*/bin/python; do \
 	"$$p" -c 'import sys; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1 && { command -v "$$p"; break; }; done)
 
-.PHONY: help venv run test lint typecheck pytest clean bench
+.PHONY: help venv run test lint typecheck pytest conformance clean bench
 
 help:
-	@echo "make run    serve askserver on http://$(HOST):$(PORT) (PORT=..., HOST=..., SERVER=daphne|uvicorn)"
-	@echo "make test   lint, type-check and run the whole test suite"
+	@echo "make run          serve askserver on http://$(HOST):$(PORT) (PORT=..., HOST=..., SERVER=daphne|uvicorn)"
+	@echo "make test         lint, type-check, the whole test suite and the conformance suite"
+	@echo "make conformance  the official MCP conformance suite, both eras (installs Node 22 once)"
+	@echo "make bench        throughput, latency and memory against the official SDK (two CPUs)"
 
 $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "askserver needs Python >= 3.12; set PYTHON=/path/to/python3.12" >&2; exit 1; }
@@ -45,15 +47,20 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check .
 
 typecheck: $(STAMP)
-	$(VENV)/bin/mypy ask_mcp askserver
+	$(VENV)/bin/mypy ask_mcp askserver .ci/conformance.py
 
 pytest: $(STAMP)
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
-test: lint typecheck pytest
+# The official suite against a live server with the Conformance fixture; Node 22 and the suite
+# are installed from the npm registry into .cache/conformance on first use.
+conformance: $(STAMP)
+	$(PY) .ci/conformance.py
+
+test: lint typecheck pytest conformance
 
 clean:
-	rm -rf $(VENV) var test-output .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) var test-output .cache .pytest_cache .mypy_cache .ruff_cache
 
 SDK_VENV := bench/.venv-sdk
 

@@ -79,10 +79,13 @@ def get_sessions() -> LegacySessions:
     """The process's initialize-era sessions, sharing the server's relay."""
     from .sessions import LegacySessions  # imports models: only once the app registry is ready
 
-    relay = get_server().table.relay
+    server = get_server()
+    relay = server.table.relay
     if not isinstance(relay, ChannelRelay):
         raise RuntimeError("initialize-era sessions need CHANNEL_LAYERS['default']")
-    return LegacySessions(relay, idle_seconds=float(get("SESSION_IDLE_SECONDS")))
+    sessions = LegacySessions(relay, idle_seconds=float(get("SESSION_IDLE_SECONDS")))
+    server.add_resource_listener(sessions.resource_updated)  # subscribed sessions hear of changes
+    return sessions
 
 
 def build_server() -> MCPServer:

@@ -467,16 +467,22 @@ class McpEndpoint:
         _, sse_ok = accepted(headers)
         if not sse_ok:
             raise HttpProblem(406, "Not Acceptable: the GET stream is text/event-stream")
-        # The standalone stream: open until the session ends or the client leaves.
+        # The standalone stream: the session's notifications (resources/updated), until the
+        # session ends or the client leaves.
         stream = HttpStream(send, allows_sse=True)
         await stream.keepalive()
-        ended = self.sessions.open_stream(session.id)
+        messages = await self.sessions.open_stream(session.id)
+
+        async def forward() -> None:
+            while (message := await messages.next()) is not None:
+                await stream.notify(message)
+
         try:
             await supervise(
-                asyncio.ensure_future(ended.wait()), receive, stream, cancel_on_disconnect=True
+                asyncio.ensure_future(forward()), receive, stream, cancel_on_disconnect=True
             )
         finally:
-            self.sessions.close_stream(session.id, ended)
+            await asyncio.shield(self.sessions.close_stream(session.id, messages))
         await stream.close()
 
 

@@ -1,6 +1,10 @@
 """Initialize-era sessions for the HTTP endpoint: kept in the database so any worker can serve them,
 cached per process, with their in-flight calls, idle expiry, and the routing of a client's
 responses and cancellations (which may land on another worker) through the channel layer.
+
+Resource subscriptions are announced to every worker, so whichever one holds a session's
+standalone GET stream delivers its notifications/resources/updated; they live in worker
+memory (a worker started later does not know earlier subscriptions).
 """
 
 from __future__ import annotations
@@ -11,18 +15,40 @@ import logging
 import secrets
 import time
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Final
 
 from ask_mcp.models import LegacySessionRecord
-from ask_mcp.protocol.jsonrpc import RequestId, Response
+from ask_mcp.protocol.jsonrpc import RequestId, Response, notification_message
 from ask_mcp.relay import ChannelRelay
 from ask_mcp.server.legacy import LegacySession
 
 logger = logging.getLogger("ask_mcp.sessions")
 
+RESOURCES_GROUP: Final = "askmcp.resources"
+"""Every worker serving sessions: resource subscriptions and updates are announced here."""
+
 
 def _group(session_id: str) -> str:
     return f"askmcp.session.{session_id}"
+
+
+class SessionStream:
+    """One standalone GET stream of a session: the messages to write on it, in order."""
+
+    __slots__ = ("_queue",)
+
+    def __init__(self) -> None:
+        self._queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+
+    def push(self, message: dict[str, Any]) -> None:
+        self._queue.put_nowait(message)
+
+    def end(self) -> None:
+        self._queue.put_nowait(None)
+
+    async def next(self) -> dict[str, Any] | None:
+        """The next message to write, or None once the session has ended."""
+        return await self._queue.get()
 
 
 class _Cached:
@@ -43,13 +69,18 @@ class LegacySessions:
         self._cache: dict[str, _Cached] = {}
         self._inflight: dict[str, dict[RequestId, asyncio.Task[Any]]] = {}
         self._responses: dict[str, tuple[str, asyncio.Future[dict[str, Any]]]] = {}
-        self._streams: dict[str, set[asyncio.Event]] = {}
+        self._streams: dict[str, set[SessionStream]] = {}
+        self._subscribers: dict[str, set[str]] = {}
+        self._announced: asyncio.AbstractEventLoop | None = None
         self._sweeper: asyncio.Task[None] | None = None
         self._chores: set[asyncio.Task[None]] = set()
         relay.add_handler("legacy.response", self._on_response)
         relay.add_handler("legacy.cancel", self._on_cancel)
         relay.add_handler("legacy.end", self._on_end)
         relay.add_handler("legacy.level", self._on_level)
+        relay.add_handler("legacy.subscription", self._on_subscription)
+        relay.add_handler("legacy.updated", self._on_updated)
+        relay.add_handler("legacy.forget", self._on_forget)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -79,6 +110,7 @@ class LegacySessions:
             last_seen_at=datetime.now(UTC),
         )
         await self._cache_session(session)
+        await self._hear_resources()
         return session
 
     async def get(self, session_id: str) -> LegacySession | None:
@@ -110,6 +142,7 @@ class LegacySessions:
         )
         await self._cache_session(session)
         await self._touch(session_id)
+        await self._hear_resources()
         return session
 
     async def _cache_session(self, session: LegacySession) -> None:
@@ -129,10 +162,15 @@ class LegacySessions:
         await LegacySessionRecord.objects.filter(id=session_id, ended_at__isnull=True).aupdate(
             ended_at=datetime.now(UTC)
         )
+        subscribed = any(session_id in ids for ids in self._subscribers.values())
         self._end_here(session_id)
         await self.relay.broadcast(
             _group(session_id), {"type": "legacy.end", "session": session_id}
         )
+        if subscribed:  # every worker keeps the subscriptions, not only the session's
+            await self.relay.broadcast(
+                RESOURCES_GROUP, {"type": "legacy.forget", "session": session_id}
+            )
 
     async def _touch(self, session_id: str) -> bool:
         """Record activity; False when the session has ended meanwhile."""
@@ -146,8 +184,9 @@ class LegacySessions:
             self._leave_soon(session_id)
         for task in list(self._inflight.get(session_id, {}).values()):
             task.cancel()
-        for closed in self._streams.pop(session_id, set()):
-            closed.set()
+        for stream in self._streams.pop(session_id, set()):
+            stream.end()
+        self._forget_here(session_id)
 
     # ------------------------------------------------------------------ calls in flight
 
@@ -187,18 +226,60 @@ class LegacySessions:
         task.cancel()
         return True
 
-    def open_stream(self, session_id: str) -> asyncio.Event:
-        """A standalone GET stream: the event is set when the session ends."""
-        closed = asyncio.Event()
-        self._streams.setdefault(session_id, set()).add(closed)
-        return closed
+    async def open_stream(self, session_id: str) -> SessionStream:
+        """A standalone GET stream: it receives the session's notifications until it ends.
 
-    def close_stream(self, session_id: str, closed: asyncio.Event) -> None:
+        Its worker joins the session's group, so the session ending on another worker ends it.
+        """
+        stream = SessionStream()
+        self._streams.setdefault(session_id, set()).add(stream)
+        await self.relay.join(_group(session_id))
+        return stream
+
+    async def close_stream(self, session_id: str, stream: SessionStream) -> None:
         streams = self._streams.get(session_id)
         if streams is not None:
-            streams.discard(closed)
+            streams.discard(stream)
             if not streams:
                 self._streams.pop(session_id, None)
+        await self.relay.leave(_group(session_id))
+
+    # ------------------------------------------------------------------ resource subscriptions
+
+    async def set_subscription(self, session: LegacySession, uri: str, *, subscribed: bool) -> None:
+        """resources/subscribe and unsubscribe: every worker learns it, so any GET stream delivers."""
+        self._subscribe_here(session.id, uri, subscribed=subscribed)
+        await self._hear_resources()
+        await self.relay.broadcast(
+            RESOURCES_GROUP,
+            {
+                "type": "legacy.subscription",
+                "session": session.id,
+                "uri": uri,
+                "subscribed": subscribed,
+            },
+        )
+
+    async def resource_updated(self, uri: str) -> None:
+        """Send notifications/resources/updated to every session subscribed to `uri`."""
+        await self._hear_resources()
+        await self.relay.broadcast(RESOURCES_GROUP, {"type": "legacy.updated", "uri": uri})
+
+    async def _hear_resources(self) -> None:
+        loop = asyncio.get_running_loop()
+        if self._announced is not loop:
+            self._announced = loop
+            await self.relay.join(RESOURCES_GROUP)
+
+    def _subscribe_here(self, session_id: str, uri: str, *, subscribed: bool) -> None:
+        if subscribed:
+            self._subscribers.setdefault(uri, set()).add(session_id)
+            return
+        sessions = self._subscribers.get(uri)
+        if sessions is not None:
+            sessions.discard(session_id)
+            if not sessions:
+                del self._subscribers[uri]
 
     # ------------------------------------------------------------------ responses to our requests
 
@@ -244,6 +325,23 @@ class LegacySessions:
 
     def _on_end(self, message: dict[str, Any]) -> None:
         self._end_here(message["session"])
+
+    def _on_subscription(self, message: dict[str, Any]) -> None:
+        self._subscribe_here(message["session"], message["uri"], subscribed=message["subscribed"])
+
+    def _forget_here(self, session_id: str) -> None:
+        for uri in list(self._subscribers):
+            self._subscribe_here(session_id, uri, subscribed=False)
+
+    def _on_forget(self, message: dict[str, Any]) -> None:
+        self._forget_here(message["session"])
+
+    def _on_updated(self, message: dict[str, Any]) -> None:
+        uri = message["uri"]
+        notification = notification_message("notifications/resources/updated", {"uri": uri})
+        for session_id in self._subscribers.get(uri, ()):
+            for stream in self._streams.get(session_id, ()):
+                stream.push(notification)
 
     def _on_level(self, message: dict[str, Any]) -> None:
         cached = self._cache.get(message["session"])

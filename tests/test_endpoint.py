@@ -40,7 +40,8 @@ def test_discover_describes_the_server(mcp_url: str) -> None:
     result = assert_valid("server/discover", response.json())["result"]
     assert result["resultType"] == "complete"
     assert "2026-07-28" in result["supportedVersions"]
-    assert result["capabilities"] == {"tools": {}}
+    # Only what is registered: tools (no prompts or resources in this server), and logging.
+    assert result["capabilities"] == {"tools": {}, "logging": {}}
     assert result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "askserver"
     assert result["instructions"]
     assert result["ttlMs"] >= 0 and result["cacheScope"] in ("public", "private")

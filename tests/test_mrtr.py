@@ -272,9 +272,7 @@ async def test_a_retry_missing_the_answer_gets_the_same_question_again(mcp_url: 
     assert isinstance(done, CallToolResult) and text_of(done) == '{"answer":"yes"}'
 
 
-@pytest.mark.parametrize(
-    "reply", [{"action": "maybe"}, 12345, {"action": "accept", "content": [1]}]
-)
+@pytest.mark.parametrize("reply", [{"action": "maybe"}, {"action": "accept", "content": [1]}])
 def test_a_reply_that_is_not_an_elicit_result_reads_as_a_decline(mcp_url: str, reply: Any) -> None:
     # Raw HTTP: the SDK client will not send a malformed ElicitResult.
     params = {"name": "user_ask", "arguments": {"message": "Go?"}}
@@ -293,6 +291,25 @@ def test_a_reply_that_is_not_an_elicit_result_reads_as_a_decline(mcp_url: str, r
     result = assert_valid("tools/call", post(mcp_url, retry).json())["result"]
     assert result["content"] == [{"type": "text", "text": "The user declined to answer."}]
     assert result["isError"] is False
+
+
+@pytest.mark.parametrize("with_state", [True, False])
+@pytest.mark.parametrize("reply", [12345, "accept", None, ["accept"]])
+def test_an_input_response_that_is_not_an_object_is_invalid_params(
+    mcp_url: str, reply: Any, with_state: bool
+) -> None:
+    # Every input response type is an object; anything else is malformed whatever its key,
+    # and is refused before it reaches the parked call, which stays parked.
+    params = {"name": "user_ask", "arguments": {"message": "Go?"}}
+    retry_params: dict[str, Any] = {**params, "inputResponses": {"user_ask": reply}}
+    if with_state:
+        first = post(mcp_url, request_body("tools/call", params, caps=FORM_CAPS)).json()
+        retry_params["requestState"] = assert_valid("tools/call", first)["result"]["requestState"]
+    response = post(mcp_url, request_body("tools/call", retry_params, caps=FORM_CAPS))
+    assert response.status_code == 400
+    error = assert_valid("tools/call", response.json())["error"]
+    assert error["code"] == -32602
+    assert "inputResponses['user_ask'] must be an object" in error["message"]
 
 
 async def test_state_tampering_replay_and_other_arguments_are_refused(mcp_url: str) -> None:

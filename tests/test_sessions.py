@@ -171,3 +171,47 @@ async def test_in_the_modern_era_a_dropped_stream_cancels_the_call() -> None:
         assert await EVENTS.wait("cancelled", "modern-drop", 5)
         await held.task
     assert endpoint.server.table.waiting == 0
+
+
+async def test_a_resource_update_reaches_the_get_stream_another_worker_holds() -> None:
+    from tests.support.features import Features
+
+    layer = InMemoryChannelLayer()
+    servers, endpoints = [], []
+    for _ in range(2):
+        relay = ChannelRelay(layer=layer)
+        server = MCPServer("team", state_keys=KEYS, relay=relay).plug(Features())
+        sessions = LegacySessions(relay, idle_seconds=60)
+        server.add_resource_listener(sessions.resource_updated)
+        servers.append(server)
+        endpoints.append(McpEndpoint(server, sessions))
+    a, b = endpoints
+    async with asyncio.timeout(10):
+        headers = await initialize(a)
+        listening = AsgiRequest(b, "GET", {**headers, "accept": "text/event-stream"})
+        assert (await listening.start())["status"] == 200
+        subscribe = AsgiRequest(
+            a,
+            "POST",
+            headers,
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "resources/subscribe",
+                "params": {"uri": "features://note"},
+            },
+        )
+        await subscribe.start()
+        assert (await subscribe.body())["result"] == {}
+        await servers[0].resource_updated("features://logo")  # nobody subscribed to it
+        await servers[0].resource_updated("features://note")
+        assert await listening.event() == {
+            "jsonrpc": "2.0",
+            "method": "notifications/resources/updated",
+            "params": {"uri": "features://note"},
+        }
+        ended = AsgiRequest(a, "DELETE", headers)
+        assert (await ended.start())["status"] == 204
+        # Ending the session on A ends B's stream: the body closes without another message.
+        while (message := await listening.messages.get()).get("more_body"):
+            assert message["body"] in (b"", b":\n\n")

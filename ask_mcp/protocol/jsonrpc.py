@@ -21,6 +21,8 @@ INVALID_PARAMS: Final = -32602
 """The params are missing something, have the wrong shape, or carry a rejected requestState."""
 INTERNAL_ERROR: Final = -32603
 """The server failed; the details are in its log, never on the wire."""
+RESOURCE_NOT_FOUND: Final = -32002
+"""initialize-era only (2025-06-18, 2025-11-25): no resource has the URI; 2026-07-28 uses -32602."""
 HEADER_MISMATCH: Final = -32020
 """An MCP routing header is missing, malformed, or disagrees with the body (2026-07-28)."""
 MISSING_REQUIRED_CLIENT_CAPABILITY: Final = -32021

@@ -59,6 +59,21 @@ REMOVED_IN_MODERN: Final = frozenset(
 )
 """Methods the 2026-07-28 revision removed; on the modern path they are unknown methods."""
 
+CAPABILITY_OF_METHOD: Final[Mapping[str, str]] = {
+    "tools/list": "tools",
+    "tools/call": "tools",
+    "prompts/list": "prompts",
+    "prompts/get": "prompts",
+    "resources/list": "resources",
+    "resources/read": "resources",
+    "resources/templates/list": "resources",
+    "resources/subscribe": "resources",
+    "resources/unsubscribe": "resources",
+    "completion/complete": "completions",
+    "logging/setLevel": "logging",
+}
+"""The server capability a method belongs to: a server that does not advertise it has no such method."""
+
 ELICITATION_METHOD: Final = "elicitation/create"
 SAMPLING_METHOD: Final = "sampling/createMessage"
 ROOTS_METHOD: Final = "roots/list"

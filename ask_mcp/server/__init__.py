@@ -1,4 +1,4 @@
-"""The MCP server core, free of Django: server, toolkits, context, the elicitation table."""
+"""The MCP server core, free of Django: server, toolkits (tools, prompts, resources), context, the elicitation table."""
 
 from __future__ import annotations
 
@@ -16,9 +16,22 @@ from .errors import (
     QuestionNoLongerWaiting,
     ToolError,
 )
-from .toolkit import Tool, Toolkit, ToolResult, tool
+from .prompts import Prompt, PromptArgument, PromptResult
+from .resources import Resource, ResourceContents, ResourceTemplate
+from .toolkit import (
+    Completion,
+    Tool,
+    Toolkit,
+    ToolResult,
+    completion,
+    prompt,
+    resource,
+    resource_template,
+    tool,
+)
 
 __all__ = [
+    "Completion",
     "Context",
     "ElicitResult",
     "ElicitationCapacityExceeded",
@@ -27,11 +40,21 @@ __all__ = [
     "MCPServer",
     "MissingClientCapability",
     "NoValidAnswer",
+    "Prompt",
+    "PromptArgument",
+    "PromptResult",
     "Question",
     "QuestionNoLongerWaiting",
+    "Resource",
+    "ResourceContents",
+    "ResourceTemplate",
     "Tool",
     "ToolError",
     "ToolResult",
     "Toolkit",
+    "completion",
+    "prompt",
+    "resource",
+    "resource_template",
     "tool",
 ]

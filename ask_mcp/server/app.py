@@ -1,8 +1,9 @@
-"""MCPServer: the tools it offers, its methods, and the one boundary where exceptions become wire errors.
+"""MCPServer: the tools, prompts and resources it offers, its methods, and the one boundary where exceptions become wire errors.
 
-Transports hand it parsed requests (:meth:`MCPServer.handle_modern`) and write back what it
-returns; it knows nothing of HTTP beyond the header values it must compare, and nothing of
-Django. Pure asyncio.
+Transports hand it parsed requests (:meth:`MCPServer.handle_modern`, :meth:`MCPServer.handle_legacy`)
+and write back what it returns; it knows nothing of HTTP beyond the header values it must compare,
+and nothing of Django. A method exists only when the server advertises its capability (no
+prompts registered: no prompts/list). Pure asyncio.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from ask_mcp.protocol.jsonrpc import (
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
+    RESOURCE_NOT_FOUND,
     JsonRpcError,
     Request,
     error_message,
@@ -37,7 +39,7 @@ from ask_mcp.protocol.jsonrpc import (
 )
 
 from .context import Context, NullStream, Stream
-from .elicitation import AnswerUrl, ElicitationTable, OnElicit, QuestionObserver, Relay
+from .elicitation import AnswerUrl, ElicitationTable, Finish, OnElicit, QuestionObserver, Relay
 from .errors import ElicitationEnded, MissingClientCapability, ToolError
 from .legacy import (
     LegacySession,
@@ -46,13 +48,17 @@ from .legacy import (
     legacy_capabilities,
     read_initialize,
 )
+from .prompts import Prompt, finish_prompt
+from .resources import Resource, ResourceTemplate, finish_read, resource_not_found
 from .state import InvalidState, StateSealer, request_binding
-from .toolkit import Tool, Toolkit, ToolResult
+from .toolkit import Completion, Tool, Toolkit, ToolResult
 
 logger = logging.getLogger("ask_mcp.server")
 
 LIST_TTL_MS: Final = 60_000
 """How long clients may cache discover and list results; private, since lists may depend on auth."""
+MAX_COMPLETIONS: Final = 100
+"""The most values one completion/complete result carries (the specification's limit)."""
 
 STATE_REJECTIONS: Final[Mapping[str, str]] = {
     "malformed": "requestState is malformed",
@@ -150,7 +156,13 @@ class MCPServer:
             answer_url=answer_url,
         )
         self.tools: dict[str, Tool] = {}
+        self.prompts: dict[str, Prompt] = {}
+        self.resources: dict[str, Resource] = {}
+        self.resource_templates: dict[str, ResourceTemplate] = {}
+        self.completions: dict[tuple[str, str, str], Completion] = {}
         self.toolkits: list[tuple[Toolkit, str]] = []
+        self._resource_listeners: list[Callable[[str], Awaitable[None]]] = []
+        self._capabilities: dict[str, Any] | None = None
         self._server_info: dict[str, Any] = {"name": name, "version": version}
         if title:
             self._server_info["title"] = title
@@ -159,11 +171,25 @@ class MCPServer:
             "server/discover": self._discover,
             "tools/list": self._tools_list,
             "tools/call": self._tools_call,
+            "prompts/list": self._prompts_list,
+            "prompts/get": self._prompts_get,
+            "resources/list": self._resources_list,
+            "resources/templates/list": self._resource_templates_list,
+            "resources/read": self._resources_read,
+            "completion/complete": self._complete,
         }
         self._legacy_methods: dict[str, LegacyMethod] = {
             "ping": self._legacy_ping,
             "tools/list": self._legacy_tools_list,
             "tools/call": self._legacy_tools_call,
+            "prompts/list": self._legacy_prompts_list,
+            "prompts/get": self._legacy_prompts_get,
+            "resources/list": self._legacy_resources_list,
+            "resources/templates/list": self._legacy_resource_templates_list,
+            "resources/read": self._legacy_resources_read,
+            "resources/subscribe": self._legacy_subscribe,
+            "resources/unsubscribe": self._legacy_unsubscribe,
+            "completion/complete": self._legacy_complete,
             "logging/setLevel": self._legacy_set_level,
         }
         self.tool_config: dict[str, dict[str, Any]] = {}
@@ -182,24 +208,48 @@ class MCPServer:
         self.table.on_elicit = hook
 
     def plug(self, toolkit: Toolkit, prefix: Any = _UNSET) -> MCPServer:
-        """Register a toolkit's tools under `prefix` (its default prefix when omitted; "" for none).
+        """Register a toolkit's tools, prompts, resources and completions.
+
+        Tool and prompt names go under `prefix` (the toolkit's default prefix when omitted; ""
+        for none); resource URIs are absolute and keep theirs.
 
         Raises:
-            ValueError: a tool name is taken already or not allowed.
+            ValueError: a name or URI is taken already or not allowed, or a completion names a
+                prompt or template the toolkit does not register.
         """
         chosen = toolkit.default_prefix if prefix is _UNSET else prefix
         if not isinstance(chosen, str):
             raise TypeError(f"prefix must be a string, got {type(chosen).__name__}")
-        new_tools = list(toolkit.tools(chosen))
-        for tool in new_tools:
-            if tool.name in self.tools:
+        owner = toolkit.toolkit_name()
+        tools = _unique("Tool", owner, self.tools, {t.name: t for t in toolkit.tools(chosen)})
+        prompts = _unique(
+            "Prompt", owner, self.prompts, {p.name: p for p in toolkit.prompts(chosen)}
+        )
+        resources = _unique(
+            "Resource", owner, self.resources, {r.uri: r for r in toolkit.resources(chosen)}
+        )
+        templates = _unique(
+            "Resource template",
+            owner,
+            self.resource_templates,
+            {t.uri_template: t for t in toolkit.resource_templates(chosen)},
+        )
+        completions: dict[tuple[str, str, str], Completion] = {}
+        for item in toolkit.completions(chosen):
+            known = prompts if item.kind == "ref/prompt" else templates
+            if item.target not in known:
                 raise ValueError(
-                    f"Tool {tool.name!r} from {toolkit.toolkit_name()} is already registered; "
-                    "plug the toolkit under another prefix"
+                    f"{owner} completes {item.argument!r} of {item.target!r}, which it does not "
+                    "register"
                 )
-        for tool in new_tools:
-            self.tools[tool.name] = tool
+            completions[(item.kind, item.target, item.argument)] = item
+        self.tools.update(tools)
+        self.prompts.update(prompts)
+        self.resources.update(resources)
+        self.resource_templates.update(templates)
+        self.completions.update(completions)
         self.toolkits.append((toolkit, chosen))
+        self._capabilities = None
         return self
 
     def load_tools(self, tools: Mapping[str, Mapping[str, Any] | None]) -> MCPServer:
@@ -277,10 +327,36 @@ class MCPServer:
         return await execute_tool_calls(self, calls)
 
     def capabilities(self) -> dict[str, Any]:
-        capabilities: dict[str, Any] = {}
-        if self.tools:
-            capabilities["tools"] = {}
-        return capabilities
+        """What this server offers, as server/discover states it: only what is registered.
+
+        `logging` is always there: any handler may log, and the client asks per request.
+        """
+        return {name: dict(value) for name, value in self._offers().items()}
+
+    def _offers(self) -> Mapping[str, Any]:
+        """The capabilities, shared and read-only: every request's method check reads them."""
+        if self._capabilities is None:  # computed once per plug()
+            capabilities: dict[str, Any] = {}
+            if self.tools:
+                capabilities["tools"] = {}
+            if self.prompts:
+                capabilities["prompts"] = {}
+            if self.resources or self.resource_templates:
+                capabilities["resources"] = {}
+            if self.completions:
+                capabilities["completions"] = {}
+            capabilities["logging"] = {}
+            self._capabilities = capabilities
+        return self._capabilities
+
+    def add_resource_listener(self, listener: Callable[[str], Awaitable[None]]) -> None:
+        """Have `listener(uri)` told of every :meth:`resource_updated` (transports deliver it)."""
+        self._resource_listeners.append(listener)
+
+    async def resource_updated(self, uri: str) -> None:
+        """Tell subscribed clients that the resource at `uri` changed (resources/subscribe)."""
+        for listener in list(self._resource_listeners):
+            await listener(uri)
 
     # ------------------------------------------------------------------ the modern path
 
@@ -310,7 +386,7 @@ class MCPServer:
                 check_headers(request, envelope, headers, header_names)
             check_version(envelope, (mcp.MODERN_VERSION,))
             method = self._methods.get(request.method)
-            if method is None:
+            if method is None or not _offered(request.method, self._offers()):
                 raise _unknown_method(request.method)
             inbound = Inbound(
                 request, envelope, principal, stream or NullStream(), headers, base_url, team
@@ -343,22 +419,94 @@ class MCPServer:
         return mcp.SUPPORTED_VERSIONS
 
     async def _tools_list(self, inbound: Inbound) -> dict[str, Any]:
-        return {
-            "tools": [tool.listing() for tool in self.tools.values()],
-            "ttlMs": LIST_TTL_MS,
-            "cacheScope": "private",
-        }
+        return _cacheable({"tools": [tool.listing() for tool in self.tools.values()]})
 
     async def _tools_call(self, inbound: Inbound) -> dict[str, Any]:
-        params = inbound.request.params
-        tool, arguments = self._tool_and_arguments(params)
+        tool, arguments = self._tool_and_arguments(inbound.request.params)
         if inbound.headers is not None:
             check_param_headers(tool.input_schema, arguments, inbound.headers)
+        return await self._run_parkable(
+            inbound,
+            name=tool.name,
+            arguments=arguments,
+            start=lambda ctx: tool.handler(ctx, arguments),
+            finish=partial(finish_tool_call, tool.name),
+            required=tool.required_capabilities,
+            title=tool.title,
+        )
+
+    async def _prompts_list(self, inbound: Inbound) -> dict[str, Any]:
+        return _cacheable({"prompts": [prompt.listing() for prompt in self.prompts.values()]})
+
+    async def _prompts_get(self, inbound: Inbound) -> dict[str, Any]:
+        prompt, arguments = self._prompt_and_arguments(inbound.request.params)
+        return await self._run_parkable(
+            inbound,
+            name=prompt.name,
+            arguments=arguments,
+            start=lambda ctx: prompt.handler(ctx, arguments),
+            finish=partial(finish_prompt, prompt.name),
+            required=prompt.required_capabilities,
+            title=prompt.title,
+        )
+
+    async def _resources_list(self, inbound: Inbound) -> dict[str, Any]:
+        return _cacheable({"resources": [r.listing() for r in self.resources.values()]})
+
+    async def _resource_templates_list(self, inbound: Inbound) -> dict[str, Any]:
+        templates = [t.listing() for t in self.resource_templates.values()]
+        return _cacheable({"resourceTemplates": templates})
+
+    async def _resources_read(self, inbound: Inbound) -> dict[str, Any]:
+        uri, found, variables = self._resource_for(inbound.request.params)
+        result = await self._run_parkable(
+            inbound,
+            name=uri,
+            arguments=variables,
+            start=lambda ctx: found.handler(ctx, uri, variables),
+            finish=partial(finish_read, uri, found.mime_type),
+            required=found.required_capabilities,
+            title=found.title,
+        )
+        if result.get("resultType") == mcp.RESULT_INPUT_REQUIRED:
+            return result  # interim results are never cacheable
+        params = inbound.request.params
+        if "inputResponses" in params or "requestState" in params:
+            # A retry's result depends on inputs outside the cache key: immediately stale.
+            return {**result, "ttlMs": 0, "cacheScope": "private"}
+        return {**result, "ttlMs": found.ttl_ms, "cacheScope": found.cache_scope}
+
+    async def _complete(self, inbound: Inbound) -> dict[str, Any]:
+        return await self._completion(
+            inbound.request.params,
+            capabilities=inbound.envelope.client_capabilities,
+            principal=inbound.principal,
+            protocol_version=mcp.MODERN_VERSION,
+        )
+
+    async def _run_parkable(
+        self,
+        inbound: Inbound,
+        *,
+        name: str,
+        arguments: dict[str, Any],
+        start: Callable[[Context], Coroutine[Any, Any, Any]],
+        finish: Finish,
+        required: Mapping[str, Any] | None,
+        title: str | None,
+    ) -> dict[str, Any]:
+        """Run a tools/call, prompts/get or resources/read whose handler may park for input.
+
+        The first request starts the handler in the elicitation table; a retry carrying
+        requestState resumes the same, still-suspended handler (it is never re-run).
+        """
+        method = inbound.request.method
+        params = inbound.request.params
         envelope = inbound.envelope
-        if tool.required_capabilities:
-            _require(envelope.client_capabilities, tool.required_capabilities, tool.name)
+        if required:
+            _require(envelope.client_capabilities, required, name)
         responses = _input_responses(params)
-        binding = request_binding("tools/call", tool.name, arguments)
+        binding = request_binding(method, name, arguments)
         table = self.table
         try:
             if "requestState" in params:
@@ -374,8 +522,8 @@ class MCPServer:
                 )
             ctx = Context(
                 table=table,
-                method="tools/call",
-                name=tool.name,
+                method=method,
+                name=name,
                 arguments=arguments,
                 protocol_version=mcp.MODERN_VERSION,
                 capabilities=envelope.client_capabilities,
@@ -383,17 +531,13 @@ class MCPServer:
                 stream=inbound.stream,
                 progress_token=envelope.progress_token,
                 log_level=envelope.log_level,
-                tool_title=tool.title,
+                tool_title=title,
                 client_name=_client_name(envelope.client_info),
                 base_url=inbound.base_url,
                 team=inbound.team,
             )
             return await table.run(
-                ctx,
-                _bind(tool, ctx, arguments),
-                binding=binding,
-                preset=responses,
-                finish=partial(finish_tool_call, tool.name),
+                ctx, partial(start, ctx), binding=binding, preset=responses, finish=finish
             )
         except InvalidState as exc:
             raise JsonRpcError(
@@ -402,7 +546,7 @@ class MCPServer:
                 {"reason": exc.reason},
             ) from exc
         except ElicitationEnded as exc:  # expired or lost before any handler ran
-            return finish_tool_call(tool.name, None, exc)
+            return finish(None, exc)
 
     def _tool_and_arguments(self, params: Mapping[str, Any]) -> tuple[Tool, dict[str, Any]]:
         name = params.get("name")
@@ -425,6 +569,107 @@ class MCPServer:
             )
         return tool, arguments
 
+    def _prompt_and_arguments(self, params: Mapping[str, Any]) -> tuple[Prompt, dict[str, str]]:
+        name = params.get("name")
+        if not isinstance(name, str):
+            raise JsonRpcError(
+                INVALID_PARAMS,
+                f"params.name must be a string naming a prompt, got {json_type(name)}",
+            )
+        prompt = self.prompts.get(name)
+        if prompt is None:
+            raise JsonRpcError(
+                INVALID_PARAMS,
+                f"Unknown prompt: {name!r}; this server offers "
+                f"{', '.join(self.prompts) or 'no prompts'}",
+            )
+        return prompt, prompt.read_arguments(params.get("arguments"))
+
+    def _resource_for(
+        self, params: Mapping[str, Any]
+    ) -> tuple[str, Resource | ResourceTemplate, dict[str, str]]:
+        """The resource (or template, with its variables) a resources/read names.
+
+        Raises:
+            JsonRpcError: -32602 for a missing URI, or one nothing matches (with `data.uri`).
+        """
+        uri = params.get("uri")
+        if not isinstance(uri, str):
+            raise JsonRpcError(
+                INVALID_PARAMS,
+                f"params.uri must be a string naming a resource, got {json_type(uri)}",
+            )
+        fixed = self.resources.get(uri)
+        if fixed is not None:
+            return uri, fixed, {}
+        for template in self.resource_templates.values():
+            variables = template.match(uri)
+            if variables is not None:
+                return uri, template, variables
+        raise resource_not_found(uri)
+
+    async def _completion(
+        self,
+        params: Mapping[str, Any],
+        *,
+        capabilities: Mapping[str, Any],
+        principal: str | None,
+        protocol_version: str,
+    ) -> dict[str, Any]:
+        """completion/complete in either era: suggestions for one prompt argument or template variable."""
+        ref = params.get("ref")
+        argument = params.get("argument")
+        if not isinstance(ref, dict) or ref.get("type") not in ("ref/prompt", "ref/resource"):
+            raise JsonRpcError(
+                INVALID_PARAMS,
+                'params.ref must be {"type": "ref/prompt", "name": …} or '
+                '{"type": "ref/resource", "uri": …}',
+            )
+        if not (
+            isinstance(argument, dict)
+            and isinstance(argument.get("name"), str)
+            and isinstance(argument.get("value"), str)
+        ):
+            raise JsonRpcError(
+                INVALID_PARAMS, 'params.argument must be {"name": <string>, "value": <string>}'
+            )
+        context = params.get("context")
+        given = context.get("arguments") if isinstance(context, dict) else None
+        if given is not None and not (
+            isinstance(given, dict) and all(isinstance(v, str) for v in given.values())
+        ):
+            raise JsonRpcError(
+                INVALID_PARAMS, "params.context.arguments must be an object of strings"
+            )
+        kind = ref["type"]
+        target = ref.get("name") if kind == "ref/prompt" else ref.get("uri")
+        known: Mapping[str, Any] = self.prompts if kind == "ref/prompt" else self.resource_templates
+        if not isinstance(target, str) or target not in known:
+            what = "prompt" if kind == "ref/prompt" else "resource template"
+            raise JsonRpcError(INVALID_PARAMS, f"Unknown {what}: {target!r}")
+        completion = self.completions.get((kind, target, argument["name"]))
+        values: list[str] = []
+        if completion is not None:
+            filled = dict(given or {})
+            ctx = Context(
+                table=self.table,
+                method="completion/complete",
+                name=target,
+                arguments=filled,
+                protocol_version=protocol_version,
+                capabilities=capabilities,
+                principal=principal,
+                stream=NullStream(),
+            )
+            values = [str(v) for v in await completion.handler(ctx, argument["value"], filled)]
+        return {
+            "completion": {
+                "values": values[:MAX_COMPLETIONS],
+                "total": len(values),
+                "hasMore": len(values) > MAX_COMPLETIONS,
+            }
+        }
+
     # ------------------------------------------------------------------ the initialize-era path
 
     def initialize(
@@ -438,7 +683,7 @@ class MCPServer:
         version, capabilities, client_info = read_initialize(request.params)
         result: dict[str, Any] = {
             "protocolVersion": version,
-            "capabilities": legacy_capabilities(self.capabilities()),
+            "capabilities": self.legacy_capabilities(),
             "serverInfo": self._server_info,
         }
         if self.instructions:
@@ -466,13 +711,13 @@ class MCPServer:
         assert request_id is not None
         try:
             method = self._legacy_methods.get(request.method)
-            if method is None:
-                if request.method == "initialize":
-                    raise JsonRpcError(
-                        INVALID_REQUEST,
-                        "Invalid request: this session is already initialized; start a new one "
-                        "by sending initialize without an Mcp-Session-Id header",
-                    )
+            if method is None and request.method == "initialize":
+                raise JsonRpcError(
+                    INVALID_REQUEST,
+                    "Invalid request: this session is already initialized; start a new one "
+                    "by sending initialize without an Mcp-Session-Id header",
+                )
+            if method is None or not _offered(request.method, legacy_capabilities(self._offers())):
                 raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {request.method!r}")
             inbound = LegacyInbound(
                 request, session, stream or NullStream(), control, responses, base_url
@@ -480,16 +725,35 @@ class MCPServer:
             result = await method(inbound)
         except JsonRpcError as exc:
             return error_message(request_id, exc)
+        except MissingClientCapability as exc:
+            # initialize-era clients have no -32021: the same data on an invalid-request error.
+            return error_message(
+                request_id,
+                JsonRpcError(INVALID_REQUEST, exc.message, {"requiredCapabilities": exc.required}),
+            )
         except Exception:
             logger.exception("%s failed", request.method)
             return error_message(request_id, JsonRpcError(INTERNAL_ERROR, "Internal error"))
         return result_message(request_id, result)
+
+    def legacy_capabilities(self) -> dict[str, Any]:
+        """Capabilities as initialize states them: resources can be subscribed to in this era."""
+        return legacy_capabilities(self.capabilities())
 
     async def _legacy_ping(self, inbound: LegacyInbound) -> dict[str, Any]:
         return {}
 
     async def _legacy_tools_list(self, inbound: LegacyInbound) -> dict[str, Any]:
         return {"tools": [tool.listing() for tool in self.tools.values()]}
+
+    async def _legacy_prompts_list(self, inbound: LegacyInbound) -> dict[str, Any]:
+        return {"prompts": [prompt.listing() for prompt in self.prompts.values()]}
+
+    async def _legacy_resources_list(self, inbound: LegacyInbound) -> dict[str, Any]:
+        return {"resources": [r.listing() for r in self.resources.values()]}
+
+    async def _legacy_resource_templates_list(self, inbound: LegacyInbound) -> dict[str, Any]:
+        return {"resourceTemplates": [t.listing() for t in self.resource_templates.values()]}
 
     async def _legacy_set_level(self, inbound: LegacyInbound) -> dict[str, Any]:
         level = inbound.request.params.get("level")
@@ -503,40 +767,51 @@ class MCPServer:
             await inbound.control.set_log_level(inbound.session, level)
         return {}
 
-    async def _legacy_tools_call(self, inbound: LegacyInbound) -> dict[str, Any]:
-        params = inbound.request.params
-        tool, arguments = self._tool_and_arguments(params)
+    async def _legacy_subscribe(self, inbound: LegacyInbound) -> dict[str, Any]:
+        uri = self._legacy_resource_uri(inbound.request.params)
+        inbound.session.subscriptions.add(uri)
+        if inbound.control is not None:
+            await inbound.control.set_subscription(inbound.session, uri, subscribed=True)
+        return {}
+
+    async def _legacy_unsubscribe(self, inbound: LegacyInbound) -> dict[str, Any]:
+        uri = inbound.request.params.get("uri")
+        if not isinstance(uri, str):
+            raise JsonRpcError(INVALID_PARAMS, f"params.uri must be a string, got {json_type(uri)}")
+        inbound.session.subscriptions.discard(uri)
+        if inbound.control is not None:
+            await inbound.control.set_subscription(inbound.session, uri, subscribed=False)
+        return {}
+
+    def _legacy_resource_uri(self, params: Mapping[str, Any]) -> str:
+        return self._legacy_resource_for(params)[0]
+
+    def _legacy_resource_for(
+        self, params: Mapping[str, Any]
+    ) -> tuple[str, Resource | ResourceTemplate, dict[str, str]]:
+        try:
+            return self._resource_for(params)
+        except JsonRpcError as exc:
+            if isinstance(exc.data, dict) and "uri" in exc.data:
+                # This era's code for an unknown resource (2026-07-28 moved it to -32602).
+                raise JsonRpcError(RESOURCE_NOT_FOUND, exc.message, exc.data) from exc
+            raise
+
+    async def _legacy_complete(self, inbound: LegacyInbound) -> dict[str, Any]:
         session = inbound.session
-        meta = params.get("_meta")
-        token = meta.get(mcp.META_PROGRESS_TOKEN) if isinstance(meta, dict) else None
-        if isinstance(token, bool) or not isinstance(token, str | int):
-            token = None
-        channel = None
-        stream = inbound.stream
-        if inbound.responses is not None and getattr(stream, "allows_sse", False):
-            channel = PushChannel(
-                stream, session.protocol_version, inbound.responses.expect, inbound.responses.forget
-            )
-        ctx = Context(
-            table=self.table,
-            method="tools/call",
-            name=tool.name,
-            arguments=arguments,
-            protocol_version=session.protocol_version,
+        return await self._completion(
+            inbound.request.params,
             capabilities=session.capabilities,
             principal=session.principal,
-            stream=stream,
-            progress_token=token,
-            log_level=session.log_level,
-            input_channel=channel,
-            tool_title=tool.title,
-            client_name=session.client_name,
-            base_url=inbound.base_url,
-            team=session.team,
+            protocol_version=session.protocol_version,
         )
+
+    async def _legacy_tools_call(self, inbound: LegacyInbound) -> dict[str, Any]:
+        tool, arguments = self._tool_and_arguments(inbound.request.params)
         try:
             if tool.required_capabilities:
-                _require(session.capabilities, tool.required_capabilities, tool.name)
+                _require(inbound.session.capabilities, tool.required_capabilities, tool.name)
+            ctx = self._legacy_context(inbound, tool.name, arguments, tool.title)
             value = await tool.handler(ctx, arguments)
             return finish_tool_call(tool.name, value, None)
         except MissingClientCapability as exc:
@@ -549,6 +824,61 @@ class MCPServer:
                 return tool_failure(exc, tool.name)
             except MissingClientCapability as missing:
                 return ToolResult.text(missing.message, is_error=True).to_dict()
+
+    async def _legacy_prompts_get(self, inbound: LegacyInbound) -> dict[str, Any]:
+        prompt, arguments = self._prompt_and_arguments(inbound.request.params)
+        if prompt.required_capabilities:
+            _require(inbound.session.capabilities, prompt.required_capabilities, prompt.name)
+        ctx = self._legacy_context(inbound, prompt.name, arguments, prompt.title)
+        try:
+            value = await prompt.handler(ctx, arguments)
+        except Exception as exc:
+            return finish_prompt(prompt.name, None, exc)
+        return finish_prompt(prompt.name, value, None)
+
+    async def _legacy_resources_read(self, inbound: LegacyInbound) -> dict[str, Any]:
+        uri, found, variables = self._legacy_resource_for(inbound.request.params)
+        if found.required_capabilities:
+            _require(inbound.session.capabilities, found.required_capabilities, uri)
+        ctx = self._legacy_context(inbound, uri, variables, found.title)
+        try:
+            value = await found.handler(ctx, uri, variables)
+        except Exception as exc:
+            return finish_read(uri, found.mime_type, None, exc)
+        return finish_read(uri, found.mime_type, value, None)
+
+    def _legacy_context(
+        self, inbound: LegacyInbound, name: str, arguments: Mapping[str, Any], title: str | None
+    ) -> Context:
+        """A handler's Context in a session: questions go out as requests on the call's stream."""
+        session = inbound.session
+        meta = inbound.request.params.get("_meta")
+        token = meta.get(mcp.META_PROGRESS_TOKEN) if isinstance(meta, dict) else None
+        if isinstance(token, bool) or not isinstance(token, str | int):
+            token = None
+        channel = None
+        stream = inbound.stream
+        if inbound.responses is not None and getattr(stream, "allows_sse", False):
+            channel = PushChannel(
+                stream, session.protocol_version, inbound.responses.expect, inbound.responses.forget
+            )
+        return Context(
+            table=self.table,
+            method=inbound.request.method,
+            name=name,
+            arguments=arguments,
+            protocol_version=session.protocol_version,
+            capabilities=session.capabilities,
+            principal=session.principal,
+            stream=stream,
+            progress_token=token,
+            log_level=session.log_level,
+            input_channel=channel,
+            tool_title=title,
+            client_name=session.client_name,
+            base_url=inbound.base_url,
+            team=session.team,
+        )
 
 
 def finish_tool_call(tool_name: str, value: Any, error: BaseException | None) -> dict[str, Any]:
@@ -581,16 +911,9 @@ def tool_failure(exc: BaseException, tool_name: str) -> dict[str, Any]:
     ).to_dict()
 
 
-def _bind(
-    tool: Tool, ctx: Context, arguments: dict[str, Any]
-) -> Callable[[], Coroutine[Any, Any, Any]]:
-    def start() -> Coroutine[Any, Any, Any]:
-        return tool.handler(ctx, arguments)
-
-    return start
-
-
 def _input_responses(params: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The retry's inputResponses; every input response (ElicitResult, CreateMessageResult,
+    ListRootsResult) is an object, so anything else is malformed, whatever its key."""
     if "inputResponses" not in params:
         return None
     responses = params["inputResponses"]
@@ -600,7 +923,43 @@ def _input_responses(params: Mapping[str, Any]) -> dict[str, Any] | None:
             f"params.inputResponses must be an object keyed by the server's inputRequests keys, "
             f"got {json_type(responses)}",
         )
+    for key, response in responses.items():
+        if not isinstance(response, dict):
+            raise JsonRpcError(
+                INVALID_PARAMS,
+                f"params.inputResponses[{key!r}] must be an object (an ElicitResult, "
+                f"CreateMessageResult or ListRootsResult), got {json_type(response)}",
+            )
     return responses
+
+
+def _cacheable(result: dict[str, Any]) -> dict[str, Any]:
+    """A list result with its caching hints: private, since lists may depend on authorization."""
+    result["ttlMs"] = LIST_TTL_MS
+    result["cacheScope"] = "private"
+    return result
+
+
+def _unique[T](
+    kind: str, owner: str, registered: Mapping[str, Any], new: dict[str, T]
+) -> dict[str, T]:
+    taken = [key for key in new if key in registered]
+    if taken:
+        raise ValueError(
+            f"{kind} {taken[0]!r} from {owner} is already registered; plug the toolkit under "
+            "another prefix"
+        )
+    return new
+
+
+def _offered(method: str, capabilities: Mapping[str, Any]) -> bool:
+    """Whether a server with `capabilities` has `method` (methods of unadvertised features do not exist)."""
+    capability = mcp.CAPABILITY_OF_METHOD.get(method)
+    if capability is None:
+        return True
+    if method in ("resources/subscribe", "resources/unsubscribe"):
+        return bool(capabilities.get("resources", {}).get("subscribe"))
+    return capability in capabilities
 
 
 def _require(capabilities: Mapping[str, Any], required: Mapping[str, Any], what: str) -> None:
@@ -624,6 +983,12 @@ def _unknown_method(method: str) -> JsonRpcError:
         return JsonRpcError(
             METHOD_NOT_FOUND,
             f"Method not found: {method!r} does not exist in protocol version {mcp.MODERN_VERSION}",
+        )
+    capability = mcp.CAPABILITY_OF_METHOD.get(method)
+    if capability is not None:
+        return JsonRpcError(
+            METHOD_NOT_FOUND,
+            f"Method not found: {method!r}; this server does not offer {capability}",
         )
     return JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {method!r}")
 

@@ -1,4 +1,4 @@
-"""The Context a handler receives: who is calling, and how to ask them, report progress or log.
+"""The Context a handler receives: who is calling, and how to ask them, sample, list roots, report progress or log.
 
 A Context lives as long as the call, across every round of a multi round-trip request; the
 stream it reports on is the current round's. Asking goes through the elicitation table.
@@ -7,12 +7,14 @@ Pure: no Django.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ask_mcp.protocol import mcp
 from ask_mcp.protocol.forms import ElicitResult
 from ask_mcp.protocol.jsonrpc import notification_message
+
+from .errors import ToolError
 
 if TYPE_CHECKING:
     from .elicitation import ElicitationTable, InputChannel
@@ -130,6 +132,44 @@ class Context:
             MissingClientCapability: a request needs a capability the client did not declare.
         """
         return await self.table.request_inputs(self, requests)
+
+    async def create_message(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        max_tokens: int,
+        key: str = "sampling",
+        **params: Any,
+    ) -> dict[str, Any]:
+        """Ask the client's model for a reply (sampling/createMessage); the CreateMessageResult.
+
+        Extra `params` (systemPrompt, temperature, …) go into the request as given.
+
+        Raises:
+            MissingClientCapability: the client did not declare `sampling`.
+            ToolError: the client answered with something that is not a result.
+        """
+        request = {"messages": list(messages), "maxTokens": max_tokens, **params}
+        replies = await self.request_inputs(
+            {key: {"method": mcp.SAMPLING_METHOD, "params": request}}
+        )
+        reply = replies[key]
+        if not isinstance(reply, dict):
+            raise ToolError("The client did not return a sampling result.")
+        return reply
+
+    async def list_roots(self, *, key: str = "roots") -> list[dict[str, Any]]:
+        """The client's roots (roots/list): the directories or files it lets the server see.
+
+        Raises:
+            MissingClientCapability: the client did not declare `roots`.
+            ToolError: the client answered with something that is not a ListRootsResult.
+        """
+        replies = await self.request_inputs({key: {"method": mcp.ROOTS_METHOD, "params": {}}})
+        roots = replies[key].get("roots") if isinstance(replies[key], dict) else None
+        if not isinstance(roots, list) or not all(isinstance(root, dict) for root in roots):
+            raise ToolError("The client did not return a list of roots.")
+        return roots
 
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None

@@ -34,6 +34,8 @@ class LegacySession:
     team: str | None = None
     log_level: str | None = None
     created_at: float = field(default_factory=time.time)
+    subscriptions: set[str] = field(default_factory=set)
+    """URIs whose notifications/resources/updated this session asked for."""
 
     @property
     def client_name(self) -> str | None:
@@ -42,9 +44,13 @@ class LegacySession:
 
 
 class SessionControl(Protocol):
-    """What a legacy method may change about its session."""
+    """What a legacy method may change about its session (the transport makes it last)."""
 
     async def set_log_level(self, session: LegacySession, level: str) -> None: ...
+
+    async def set_subscription(
+        self, session: LegacySession, uri: str, *, subscribed: bool
+    ) -> None: ...
 
 
 def negotiate_version(requested: Any) -> str:
@@ -119,5 +125,12 @@ class PushChannel:
 
 
 def legacy_capabilities(server_capabilities: Mapping[str, Any]) -> dict[str, Any]:
-    """Server capabilities as an initialize result states them (logging is handled per session)."""
-    return {**server_capabilities, "logging": {}}
+    """Server capabilities as an initialize result states them.
+
+    Resources can be subscribed to in this era (resources/subscribe; 2026-07-28 replaced it
+    with subscriptions/listen, which this server does not offer).
+    """
+    capabilities = dict(server_capabilities)
+    if "resources" in capabilities:
+        capabilities["resources"] = {**capabilities["resources"], "subscribe": True}
+    return capabilities

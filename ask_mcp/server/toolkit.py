@@ -1,18 +1,23 @@
-"""Tools as data, and toolkits that contribute them under a prefix.
+"""Tools as data, and toolkits that contribute tools, prompts, resources and completions under a prefix.
 
 A tool is a name, a description, an input schema and an async handler taking the call's
-:class:`~ask_mcp.server.context.Context` and its arguments. A :class:`Toolkit` groups tools
-(and prompts and resources) and declares the prefix they are registered under by default.
-Pure: no Django.
+:class:`~ask_mcp.server.context.Context` and its arguments. A :class:`Toolkit` groups tools,
+prompts, resources, resource templates and argument completions, marked on its methods with
+:func:`tool`, :func:`prompt`, :func:`resource`, :func:`resource_template` and
+:func:`completion`, and declares the prefix its tool and prompt names get by default (resource
+URIs are absolute and keep theirs). Pure: no Django.
 """
 
 from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Callable, Coroutine, Iterator, Mapping
+from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Final, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal, TypeVar
+
+from .prompts import Prompt, PromptArgument, prompt_arguments
+from .resources import CacheScope, Resource, ResourceTemplate
 
 if TYPE_CHECKING:
     from .context import Context
@@ -121,6 +126,213 @@ def tool(
     return mark
 
 
+@dataclass(frozen=True, slots=True)
+class PromptSpec:
+    """A toolkit method marked by :func:`prompt`, before a prefix makes it a :class:`Prompt`."""
+
+    name: str
+    description: str
+    arguments: tuple[PromptArgument, ...]
+    title: str | None
+    required_capabilities: Mapping[str, Any] | None
+
+
+def prompt(
+    name: str,
+    *,
+    description: str | None = None,
+    arguments: Sequence[PromptArgument | str] = (),
+    title: str | None = None,
+    required_capabilities: Mapping[str, Any] | None = None,
+) -> Callable[[_F], _F]:
+    """Mark a toolkit method `async def m(self, ctx, arguments) -> PromptResult | str` as a prompt.
+
+    `arguments` declares what prompts/get accepts (a bare string is an optional argument); the
+    description defaults to the method's docstring.
+    """
+
+    def mark(method: _F) -> _F:
+        text = description if description is not None else inspect.getdoc(method) or ""
+        method.__ask_mcp_prompt__ = PromptSpec(  # type: ignore[attr-defined]
+            name, text, prompt_arguments(arguments), title, required_capabilities
+        )
+        return method
+
+    return mark
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceSpec:
+    """A toolkit method marked by :func:`resource` or :func:`resource_template`."""
+
+    uri: str
+    template: bool
+    name: str
+    description: str | None
+    mime_type: str | None
+    title: str | None
+    annotations: Mapping[str, Any] | None
+    ttl_ms: int
+    cache_scope: CacheScope
+    required_capabilities: Mapping[str, Any] | None
+
+    def options(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "mime_type": self.mime_type,
+            "title": self.title,
+            "annotations": self.annotations,
+            "ttl_ms": self.ttl_ms,
+            "cache_scope": self.cache_scope,
+            "required_capabilities": self.required_capabilities,
+        }
+
+
+def resource(
+    uri: str,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    mime_type: str | None = None,
+    title: str | None = None,
+    annotations: Mapping[str, Any] | None = None,
+    ttl_ms: int = 0,
+    cache_scope: CacheScope = "private",
+    required_capabilities: Mapping[str, Any] | None = None,
+) -> Callable[[_F], _F]:
+    """Mark a toolkit method `async def m(self, ctx, uri, variables)` as the resource at `uri`.
+
+    It returns text (`str`), bytes, or :class:`ResourceContents`; `name` defaults to the
+    method's name and the description to its docstring. `ttl_ms`/`cache_scope` are the
+    caching hints of its reads.
+    """
+    return _mark_resource(
+        uri,
+        False,
+        name,
+        description,
+        mime_type,
+        title,
+        annotations,
+        ttl_ms,
+        cache_scope,
+        required_capabilities,
+    )
+
+
+def resource_template(
+    uri_template: str,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    mime_type: str | None = None,
+    title: str | None = None,
+    annotations: Mapping[str, Any] | None = None,
+    ttl_ms: int = 0,
+    cache_scope: CacheScope = "private",
+    required_capabilities: Mapping[str, Any] | None = None,
+) -> Callable[[_F], _F]:
+    """Mark a toolkit method as reading every URI `uri_template` (`{var}` variables) matches.
+
+    The method receives the matched URI and its variables, percent-decoded.
+    """
+    return _mark_resource(
+        uri_template,
+        True,
+        name,
+        description,
+        mime_type,
+        title,
+        annotations,
+        ttl_ms,
+        cache_scope,
+        required_capabilities,
+    )
+
+
+def _mark_resource(
+    uri: str,
+    template: bool,
+    name: str | None,
+    description: str | None,
+    mime_type: str | None,
+    title: str | None,
+    annotations: Mapping[str, Any] | None,
+    ttl_ms: int,
+    cache_scope: CacheScope,
+    required_capabilities: Mapping[str, Any] | None,
+) -> Callable[[_F], _F]:
+    def mark(method: _F) -> _F:
+        text = description if description is not None else inspect.getdoc(method)
+        method.__ask_mcp_resource__ = ResourceSpec(  # type: ignore[attr-defined]
+            uri,
+            template,
+            name or method.__name__,
+            text or None,
+            mime_type,
+            title,
+            annotations,
+            ttl_ms,
+            cache_scope,
+            required_capabilities,
+        )
+        return method
+
+    return mark
+
+
+Completer = Callable[["Context", str, dict[str, str]], Coroutine[Any, Any, Sequence[str]]]
+"""`completer(ctx, value, context)`: suggestions for a partial `value`; `context` holds the other
+arguments the client already filled in."""
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """Suggests values for one prompt argument (`ref/prompt`) or template variable (`ref/resource`)."""
+
+    kind: Literal["ref/prompt", "ref/resource"]
+    target: str
+    """The prompt's name, or the resource template's URI template."""
+    argument: str
+    handler: Completer
+
+
+@dataclass(frozen=True, slots=True)
+class CompletionSpec:
+    kind: Literal["ref/prompt", "ref/resource"]
+    target: str
+    argument: str
+
+
+def completion(
+    argument: str, *, prompt: str | None = None, template: str | None = None
+) -> Callable[[_F], _F]:
+    """Mark `async def m(self, ctx, value, context) -> list[str]` as completing `argument`.
+
+    Name exactly one of `prompt` (the toolkit's prompt name, before any prefix) or `template`
+    (a resource template's URI template). Stack it to complete several arguments.
+    """
+    if (prompt is None) == (template is None):
+        raise TypeError("completion() needs exactly one of prompt= or template=")
+    spec = (
+        CompletionSpec("ref/prompt", prompt, argument)
+        if prompt is not None
+        else CompletionSpec("ref/resource", template or "", argument)
+    )
+
+    def mark(method: _F) -> _F:
+        existing = getattr(method, "__ask_mcp_completions__", ())
+        method.__ask_mcp_completions__ = (*existing, spec)  # type: ignore[attr-defined]
+        return method
+
+    return mark
+
+
+def _prefixed(prefix: str, name: str) -> str:
+    return f"{prefix}_{name}" if prefix else name
+
+
 class Toolkit:
     """A set of related tools, prompts and resources registered together under one prefix.
 
@@ -134,18 +346,16 @@ class Toolkit:
 
     def tools(self, prefix: str) -> Iterator[Tool]:
         """The toolkit's tools under `prefix`, in the order the class defines them."""
-        for attr in self._members():
-            spec = getattr(getattr(type(self), attr), "__ask_mcp_tool__", None)
-            if isinstance(spec, ToolSpec):
-                yield Tool(
-                    name=f"{prefix}_{spec.name}" if prefix else spec.name,
-                    description=spec.description,
-                    handler=getattr(self, attr),
-                    input_schema=spec.input_schema,
-                    title=spec.title,
-                    annotations=spec.annotations,
-                    required_capabilities=spec.required_capabilities,
-                )
+        for attr, spec in self._specs("__ask_mcp_tool__", ToolSpec):
+            yield Tool(
+                name=_prefixed(prefix, spec.name),
+                description=spec.description,
+                handler=getattr(self, attr),
+                input_schema=spec.input_schema,
+                title=spec.title,
+                annotations=spec.annotations,
+                required_capabilities=spec.required_capabilities,
+            )
 
     @classmethod
     def _members(cls) -> list[str]:
@@ -154,11 +364,47 @@ class Toolkit:
             names.update(dict.fromkeys(vars(klass)))
         return list(names)
 
-    def prompts(self, prefix: str) -> Iterator[Any]:
-        return iter(())
+    def prompts(self, prefix: str) -> Iterator[Prompt]:
+        """The toolkit's prompts under `prefix`, in the order the class defines them."""
+        for attr, spec in self._specs("__ask_mcp_prompt__", PromptSpec):
+            yield Prompt(
+                name=_prefixed(prefix, spec.name),
+                description=spec.description,
+                handler=getattr(self, attr),
+                arguments=spec.arguments,
+                title=spec.title,
+                required_capabilities=spec.required_capabilities,
+            )
 
-    def resources(self, prefix: str) -> Iterator[Any]:
-        return iter(())
+    def resources(self, prefix: str) -> Iterator[Resource]:
+        """The toolkit's fixed resources (URIs are absolute: the prefix does not apply)."""
+        for attr, spec in self._specs("__ask_mcp_resource__", ResourceSpec):
+            if not spec.template:
+                yield Resource(spec.uri, handler=getattr(self, attr), **spec.options())
+
+    def resource_templates(self, prefix: str) -> Iterator[ResourceTemplate]:
+        """The toolkit's resource templates (URIs are absolute: the prefix does not apply)."""
+        for attr, spec in self._specs("__ask_mcp_resource__", ResourceSpec):
+            if spec.template:
+                yield ResourceTemplate(spec.uri, handler=getattr(self, attr), **spec.options())
+
+    def completions(self, prefix: str) -> Iterator[Completion]:
+        """The toolkit's argument completions, their prompt names under `prefix`."""
+        for attr in self._members():
+            specs = getattr(getattr(type(self), attr), "__ask_mcp_completions__", ())
+            for spec in specs:
+                if not isinstance(spec, CompletionSpec):
+                    continue
+                target = (
+                    _prefixed(prefix, spec.target) if spec.kind == "ref/prompt" else spec.target
+                )
+                yield Completion(spec.kind, target, spec.argument, getattr(self, attr))
+
+    def _specs[S](self, marker: str, kind: type[S]) -> Iterator[tuple[str, S]]:
+        for attr in self._members():
+            spec = getattr(getattr(type(self), attr), marker, None)
+            if isinstance(spec, kind):
+                yield attr, spec
 
     @classmethod
     def toolkit_name(cls) -> str:

@@ -19,6 +19,7 @@ ENTRY_POINT_GROUP: Final = "ask_mcp.toolkits"
 BUILTIN: Final[Mapping[str, str]] = {
     "Ask": "ask_mcp.toolkits.ask:Ask",
     "FileSystem": "ask_mcp.toolkits.filesystem:FileSystem",
+    "Conformance": "ask_mcp.toolkits.conformance:Conformance",
 }
 PREFIX_KEY: Final = "prefix"
 

@@ -1,7 +1,9 @@
 """Live daphne servers on loopback, one per configuration, for tests that drive the real endpoint.
 
 The listening socket is bound here and handed to daphne (`--fd`), so a client may connect at
-once: its request waits in the backlog until the server is up. No readiness polling, no sleeps.
+once: its request waits in the backlog until the server is up. `start` returns after one such
+request was answered, because importing the project can outlast a test client's 10 s timeout on
+a busy machine. No polling, no sleeps.
 """
 
 from __future__ import annotations
@@ -17,8 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import httpx2
+
 ROOT = Path(__file__).resolve().parents[2]
 DAPHNE = Path(sys.executable).with_name("daphne")
+READY_TIMEOUT = 120.0
+"""Seconds a new server may take to answer its first request."""
 
 
 @dataclass
@@ -42,7 +48,6 @@ class LiveServer:
 
         Any HTTP answer will do: this request may be refused (no token), it just has to be served.
         """
-        import httpx2
 
         try:
             httpx2.get(self.base_url + "/mcp", timeout=120.0)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, get_args
 
 import httpx2
 from mcp_types import methods
 from mcp_types.jsonrpc import jsonrpc_message_adapter
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 MODERN = "2026-07-28"
 META = {
@@ -26,12 +26,23 @@ def reply_problem(method: str, version: str, reply: dict[str, Any]) -> str | Non
     except ValidationError as exc:
         return f"not a JSON-RPC message: {exc}"
     if "result" in reply:
+        result = reply["result"]
         try:
-            methods.validate_server_result(method, version, reply["result"])
+            methods.validate_server_result(method, version, result)
+            # The surface is a union with InputRequiredResult, which a complete result missing
+            # its own required fields (ttlMs on resources/read, say) would satisfy: check the
+            # member that matches resultType.
+            member = _result_member(method, version, result)
+            if member is not None:
+                member.model_validate(result, by_alias=True)
         except ValidationError as exc:
             return f"invalid {method} result: {exc}"
         except KeyError:
             return f"{method} has no result type at {version}"
+        if result.get("resultType") == "input_required" and (
+            "ttlMs" in result or "cacheScope" in result
+        ):
+            return "an input_required result carries caching hints"
         return None
     error = reply["error"]
     data = error.get("data")
@@ -41,6 +52,19 @@ def reply_problem(method: str, version: str, reply: dict[str, Any]) -> str | Non
         isinstance((data or {}).get("supported"), list) and "requested" in (data or {})
     ):
         return "-32022 without data.supported and data.requested"
+    return None
+
+
+def _result_member(method: str, version: str, result: dict[str, Any]) -> type[BaseModel] | None:
+    """The one model of a union result surface that `result` claims to be, by its resultType."""
+    surface = methods.SERVER_RESULTS[(method, version)]
+    members = [m for m in get_args(surface) if isinstance(m, type) and issubclass(m, BaseModel)]
+    if not members:
+        return None
+    interim = result.get("resultType") == "input_required"
+    for member in members:
+        if (member.__name__ == "InputRequiredResult") == interim:
+            return member
     return None
 
 

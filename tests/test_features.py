@@ -1,0 +1,471 @@
+"""Prompts, resources, completions, progress, logging, sampling and roots at 2026-07-28, on a live server.
+
+The official client (mode="2026-07-28") plays the client: it resolves input_required rounds on
+prompts/get and resources/read the way it does on tools/call. Raw HTTP checks what it hides:
+caching hints, status codes, the stream's framing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+from typing import Any
+
+import pytest
+from mcp import Client, MCPError
+from mcp.client import ClientRequestContext
+from mcp.types import (
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ElicitResult,
+    GetPromptResult,
+    InputRequiredResult,
+    ListRootsResult,
+    LoggingMessageNotificationParams,
+    PromptReference,
+    ReadResourceResult,
+    ResourceTemplateReference,
+    Root,
+    TextContent,
+)
+
+from ask_mcp.toolkits.conformance import PNG
+from tests.support.features import FEATURES_CONFIG, STYLES
+from tests.support.live import LiveServers
+from tests.support.wire import FORM_CAPS, assert_valid, post, request_body, sse_messages
+from tests.test_mrtr import Person, accept, text_of
+
+
+@pytest.fixture(scope="module")
+def url(live_servers: LiveServers) -> str:
+    return live_servers.get(FEATURES_CONFIG).mcp_url
+
+
+async def sampler(
+    ctx: ClientRequestContext, params: CreateMessageRequestParams
+) -> CreateMessageResult:
+    (message,) = params.messages
+    asked = message.content.text  # type: ignore[union-attr]
+    return CreateMessageResult(
+        role="assistant",
+        content=TextContent(type="text", text=f"echo: {asked} / {params.system_prompt}"),
+        model="test-model",
+        stop_reason="endTurn",
+    )
+
+
+async def roots_lister(ctx: ClientRequestContext) -> ListRootsResult:
+    return ListRootsResult(roots=[Root(uri="file:///work/a", name="a"), Root(uri="file:///work/b")])
+
+
+def modern(url: str, **kwargs: Any) -> Client:
+    return Client(url, mode="2026-07-28", **kwargs)
+
+
+def result_of(response: Any, method: str) -> dict[str, Any]:
+    assert response.status_code == 200, response.text
+    return assert_valid(method, response.json())["result"]
+
+
+def error_of(response: Any, method: str, status: int) -> dict[str, Any]:
+    assert response.status_code == status, response.text
+    return assert_valid(method, response.json())["error"]
+
+
+# ---------------------------------------------------------------- discovery
+
+
+def test_discover_advertises_what_the_toolkits_register(url: str) -> None:
+    result = result_of(post(url, request_body("server/discover")), "server/discover")
+    assert result["capabilities"] == {
+        "tools": {},
+        "prompts": {},
+        "resources": {},
+        "completions": {},
+        "logging": {},
+    }
+
+
+@pytest.mark.parametrize(
+    "method, params",
+    [
+        ("prompts/list", {}),
+        ("prompts/get", {"name": "feat_greet"}),
+        ("resources/list", {}),
+        ("resources/read", {"uri": "features://note"}),
+        ("resources/templates/list", {}),
+        ("completion/complete", {}),
+        ("resources/subscribe", {"uri": "features://note"}),
+        ("subscriptions/listen", {}),
+    ],
+)
+def test_methods_of_features_a_server_does_not_offer_are_not_found(
+    mcp_url: str, method: str, params: dict[str, Any]
+) -> None:
+    # The default test server registers tools only: no prompts, resources or completions.
+    error = error_of(post(mcp_url, request_body(method, params, id=7)), method, 404)
+    assert error["code"] == -32601
+
+
+# ---------------------------------------------------------------- prompts
+
+
+async def test_prompts_are_listed_with_their_arguments_and_rendered(url: str) -> None:
+    async with asyncio.timeout(15), modern(url) as client:
+        listed = {p.name: p for p in (await client.list_prompts()).prompts}
+        rendered = await client.get_prompt("feat_greet", {"name": "Ada", "style": "warm"})
+    greet = listed["feat_greet"]
+    assert greet.title == "Greeting" and greet.description == "Greets someone, in a style."
+    assert [(a.name, a.required) for a in greet.arguments or []] == [
+        ("name", True),
+        ("style", False),
+    ]
+    assert {"feat_briefing", "feat_sampled"} <= set(listed)
+    ((message),) = rendered.messages
+    assert message.role == "user"
+    assert message.content == TextContent(type="text", text="Say hello to Ada (warm).")
+
+
+@pytest.mark.parametrize(
+    "params, fragment",
+    [
+        ({"name": "feat_greet"}, "needs the argument(s) name"),
+        ({"name": "feat_greet", "arguments": {"name": 3}}, "argument 'name' must be a string"),
+        ({"name": "feat_nope"}, "Unknown prompt: 'feat_nope'"),
+        ({"name": 5}, "params.name must be a string"),
+    ],
+)
+def test_bad_prompt_requests_are_invalid_params(
+    url: str, params: dict[str, Any], fragment: str
+) -> None:
+    error = error_of(post(url, request_body("prompts/get", params)), "prompts/get", 400)
+    assert error["code"] == -32602
+    assert fragment in error["message"]
+
+
+async def test_a_prompt_that_asks_parks_and_resumes_across_the_round(url: str) -> None:
+    person = Person(accept(topic="tides"))
+    async with asyncio.timeout(15), modern(url, elicitation_callback=person) as client:
+        result = await client.get_prompt("feat_briefing")
+    assert isinstance(result, GetPromptResult)
+    (message,) = result.messages
+    assert message.content == TextContent(type="text", text="Brief me on tides.")
+    (form,) = person.seen
+    assert form["message"] == "What should the briefing cover?"
+    starts = int((result.description or "").removeprefix("starts="))
+    async with asyncio.timeout(15), modern(url, elicitation_callback=person) as client:
+        again = await client.get_prompt("feat_briefing")
+    # One start per call, not per round: the handler was parked, never re-run.
+    assert again.description == f"starts={starts + 1}"
+
+
+def test_a_prompt_round_over_raw_http_has_no_caching_hints_and_binds_its_state(url: str) -> None:
+    params = {"name": "feat_briefing"}
+    first = result_of(post(url, request_body("prompts/get", params, caps=FORM_CAPS)), "prompts/get")
+    assert first["resultType"] == "input_required"
+    assert list(first["inputRequests"]) == ["topic"]
+    assert "ttlMs" not in first and "cacheScope" not in first
+    # The state names prompts/get of this prompt: a tools/call cannot use it.
+    stolen = request_body(
+        "tools/call",
+        {
+            "name": "feat_sample",
+            "arguments": {"prompt": "x"},
+            "requestState": first["requestState"],
+            "inputResponses": {"topic": {"action": "accept", "content": {"topic": "x"}}},
+        },
+        caps={**FORM_CAPS, "sampling": {}},
+    )
+    error = error_of(post(url, stolen), "tools/call", 400)
+    assert (error["code"], error["data"]) == (-32602, {"reason": "request"})
+    retry = request_body(
+        "prompts/get",
+        {
+            **params,
+            "requestState": first["requestState"],
+            "inputResponses": {"topic": {"action": "decline"}},
+        },
+        caps=FORM_CAPS,
+    )
+    done = result_of(post(url, retry), "prompts/get")
+    assert done["resultType"] == "complete"
+    assert done["messages"][0]["content"]["text"] == "Brief me on anything."
+
+
+async def test_a_prompt_needing_sampling_is_refused_without_it(url: str) -> None:
+    async with asyncio.timeout(15), modern(url) as client:
+        with pytest.raises(MCPError) as raised:
+            await client.get_prompt("feat_sampled")
+    assert raised.value.code == -32021
+    assert raised.value.data == {"requiredCapabilities": {"sampling": {}}}
+    async with asyncio.timeout(15), modern(url, sampling_callback=sampler) as client:
+        rendered = await client.get_prompt("feat_sampled")
+    assert rendered.messages[0].content == TextContent(type="text", text="echo: A haiku? / None")
+
+
+# ---------------------------------------------------------------- resources
+
+
+async def test_resources_and_templates_are_listed(url: str) -> None:
+    async with asyncio.timeout(15), modern(url) as client:
+        resources = (await client.list_resources()).resources
+        templates = (await client.list_resource_templates()).resource_templates
+    assert [(str(r.uri), r.name, r.mime_type) for r in resources] == [
+        ("features://note", "note", "text/plain"),
+        ("features://logo", "logo", "image/png"),
+        ("features://watched", "watched", "text/plain"),
+    ]
+    assert resources[1].title == "Logo"
+    assert resources[0].description == "A note everyone may cache for five seconds."
+    ((template),) = templates
+    assert (template.uri_template, template.name) == ("features://items/{id}", "item")
+
+
+async def test_text_binary_and_templated_reads(url: str) -> None:
+    async with asyncio.timeout(15), modern(url) as client:
+        note = await client.read_resource("features://note")
+        logo = await client.read_resource("features://logo")
+        item = await client.read_resource("features://items/a%20b")
+    ((text),) = note.contents
+    assert (str(text.uri), text.mime_type, text.text) == (  # type: ignore[union-attr]
+        "features://note",
+        "text/plain",
+        "A note.",
+    )
+    ((blob),) = logo.contents
+    assert base64.b64decode(blob.blob) == PNG  # type: ignore[union-attr]
+    ((data),) = item.contents
+    # Template variables arrive percent-decoded.
+    assert json.loads(data.text)["id"] == "a b"  # type: ignore[union-attr]
+
+
+def test_reads_carry_the_resources_caching_hints(url: str) -> None:
+    note = result_of(
+        post(url, request_body("resources/read", {"uri": "features://note"})), "resources/read"
+    )
+    assert (note["ttlMs"], note["cacheScope"]) == (5000, "public")
+    logo = result_of(
+        post(url, request_body("resources/read", {"uri": "features://logo"})), "resources/read"
+    )
+    assert (logo["ttlMs"], logo["cacheScope"]) == (0, "private")
+    for method in ("resources/list", "resources/templates/list", "prompts/list", "tools/list"):
+        listed = result_of(post(url, request_body(method)), method)
+        assert listed["ttlMs"] >= 0 and listed["cacheScope"] == "private"
+
+
+@pytest.mark.parametrize(
+    "uri", ["features://nothing", "features://items/1/extra", "other://note", "features://items/"]
+)
+def test_an_unknown_resource_is_invalid_params_naming_the_uri(url: str, uri: str) -> None:
+    response = post(url, request_body("resources/read", {"uri": uri}, id="r-1"))
+    error = error_of(response, "resources/read", 400)
+    assert (error["code"], error["data"]) == (-32602, {"uri": uri})
+    assert response.json()["id"] == "r-1"
+
+
+async def test_a_read_that_asks_parks_and_resumes_and_is_not_cacheable(url: str) -> None:
+    person = Person(accept(ok=True))
+    async with asyncio.timeout(15), modern(url, elicitation_callback=person) as client:
+        read = await client.read_resource("features://items/locked")
+    assert isinstance(read, ReadResourceResult)
+    assert (read.ttl_ms, read.cache_scope) == (0, "private")
+    ((content),) = read.contents
+    assert json.loads(content.text)["id"] == "locked"  # type: ignore[union-attr]
+    assert [form["message"] for form in person.seen] == ["Unlock the item?"]
+
+
+async def test_a_read_the_user_refuses_is_an_error_naming_the_uri(url: str) -> None:
+    async with asyncio.timeout(15):
+        async with modern(url, elicitation_callback=Person(accept(ok=False))) as client:
+            with pytest.raises(MCPError) as raised:
+                await client.read_resource("features://items/locked")
+    assert raised.value.code == -32602
+    assert raised.value.data == {"uri": "features://items/locked"}
+    assert "stays locked" in str(raised.value)
+
+
+async def test_read_rounds_by_hand_resume_the_same_handler(url: str) -> None:
+    async with asyncio.timeout(15), modern(url, elicitation_callback=Person()) as client:
+        session = client.session
+        first = await session.read_resource("features://items/locked", allow_input_required=True)
+        assert isinstance(first, InputRequiredResult)
+        assert list(first.input_requests or {}) == ["unlock"]
+        done = await session.read_resource(
+            "features://items/locked",
+            input_responses={"unlock": ElicitResult(action="accept", content={"ok": True})},
+            request_state=first.request_state,
+            allow_input_required=True,
+        )
+    assert isinstance(done, ReadResourceResult)
+    body = json.loads(done.contents[0].text)  # type: ignore[union-attr]
+    assert body["starts"] >= 1
+
+
+# ---------------------------------------------------------------- completions
+
+
+async def test_completions_for_prompt_arguments_and_template_variables(url: str) -> None:
+    async with asyncio.timeout(15), modern(url) as client:
+        names = await client.complete(
+            PromptReference(type="ref/prompt", name="feat_greet"), {"name": "name", "value": "al"}
+        )
+        formal = await client.complete(
+            PromptReference(type="ref/prompt", name="feat_greet"),
+            {"name": "name", "value": "b"},
+            context_arguments={"style": "formal"},
+        )
+        ids = await client.complete(
+            ResourceTemplateReference(type="ref/resource", uri="features://items/{id}"),
+            {"name": "id", "value": "4"},
+        )
+        nothing = await client.complete(
+            PromptReference(type="ref/prompt", name="feat_briefing"), {"name": "x", "value": ""}
+        )
+    assert names.completion.values == ["alice", "albert"]
+    assert (names.completion.total, names.completion.has_more) == (2, False)
+    assert formal.completion.values == ["Bob"]
+    assert ids.completion.values == ["42"]
+    assert nothing.completion.values == []
+
+
+def test_at_most_a_hundred_completions_come_back(url: str) -> None:
+    body = request_body(
+        "completion/complete",
+        {
+            "ref": {"type": "ref/prompt", "name": "feat_greet"},
+            "argument": {"name": "style", "value": "style-"},
+        },
+    )
+    completion = result_of(post(url, body), "completion/complete")["completion"]
+    assert completion["values"] == list(STYLES[:100])
+    assert (completion["total"], completion["hasMore"]) == (150, True)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {
+            "ref": {"type": "ref/prompt", "name": "feat_nope"},
+            "argument": {"name": "a", "value": ""},
+        },
+        {
+            "ref": {"type": "ref/resource", "uri": "features://note"},
+            "argument": {"name": "a", "value": ""},
+        },
+        {"ref": {"type": "ref/tool", "name": "x"}, "argument": {"name": "a", "value": ""}},
+        {"ref": {"type": "ref/prompt", "name": "feat_greet"}, "argument": {"name": "name"}},
+        {
+            "ref": {"type": "ref/prompt", "name": "feat_greet"},
+            "argument": {"name": "name", "value": ""},
+            "context": {"arguments": {"style": 1}},
+        },
+    ],
+)
+def test_bad_completion_requests_are_invalid_params(url: str, params: dict[str, Any]) -> None:
+    error = error_of(
+        post(url, request_body("completion/complete", params)), "completion/complete", 400
+    )
+    assert error["code"] == -32602
+
+
+# ---------------------------------------------------------------- progress and logging
+
+
+async def test_progress_reaches_the_callback_of_a_call_that_asked_for_it(url: str) -> None:
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total, message))
+
+    async with asyncio.timeout(15), modern(url) as client:
+        result = await client.call_tool("feat_progress", {}, progress_callback=on_progress)
+    assert text_of(result) == "done"
+    assert seen == [(0, 100, "step 0"), (50, 100, "step 50"), (100, 100, "step 100")]
+
+
+def test_progress_turns_the_reply_into_an_event_stream_only_when_asked(url: str) -> None:
+    plain = post(url, request_body("tools/call", {"name": "feat_progress"}))
+    assert plain.headers["content-type"] == "application/json"
+    body = request_body("tools/call", {"name": "feat_progress"})
+    body["params"]["_meta"]["progressToken"] = "p-1"
+    streamed = post(url, body)
+    assert streamed.headers["content-type"] == "text/event-stream"
+    *notes, final = sse_messages(streamed.text)
+    assert [n["params"]["progress"] for n in notes] == [0, 50, 100]
+    assert {n["params"]["progressToken"] for n in notes} == {"p-1"}
+    assert assert_valid("tools/call", final)["result"]["content"][0]["text"] == "done"
+
+
+async def test_log_messages_come_only_at_or_above_the_requested_level(url: str) -> None:
+    heard: list[LoggingMessageNotificationParams] = []
+
+    async def on_log(params: LoggingMessageNotificationParams) -> None:
+        heard.append(params)
+
+    async with (
+        asyncio.timeout(15),
+        modern(url, logging_callback=on_log, log_level="info") as client,
+    ):
+        await client.call_tool("feat_log", {})
+    assert [(p.level, p.data, p.logger) for p in heard] == [
+        ("info", {"said": "info"}, "features"),
+        ("warning", {"said": "warning"}, "features"),
+    ]
+    heard.clear()
+    async with asyncio.timeout(15), modern(url, logging_callback=on_log) as client:
+        await client.call_tool("feat_log", {})
+    assert heard == []  # no logLevel in _meta: no notifications/message at all
+
+
+def test_without_a_log_level_the_reply_is_plain_json(url: str) -> None:
+    response = post(url, request_body("tools/call", {"name": "feat_log"}))
+    assert response.headers["content-type"] == "application/json"
+    assert result_of(response, "tools/call")["content"][0]["text"] == "logged"
+
+
+# ---------------------------------------------------------------- sampling and roots
+
+
+async def test_sampling_goes_to_the_client_as_an_input_request(url: str) -> None:
+    async with asyncio.timeout(15), modern(url, sampling_callback=sampler) as client:
+        result = await client.call_tool("feat_sample", {"prompt": "Hi?"})
+    assert json.loads(text_of(result)) == {"model": "test-model", "text": "echo: Hi? / Be brief."}
+
+
+async def test_roots_go_to_the_client_as_an_input_request(url: str) -> None:
+    async with asyncio.timeout(15), modern(url, list_roots_callback=roots_lister) as client:
+        result = await client.call_tool("feat_roots", {})
+    assert json.loads(text_of(result)) == ["file:///work/a", "file:///work/b"]
+
+
+@pytest.mark.parametrize("tool, capability", [("feat_sample", "sampling"), ("feat_roots", "roots")])
+def test_sampling_and_roots_need_their_capability(url: str, tool: str, capability: str) -> None:
+    body = request_body("tools/call", {"name": tool, "arguments": {"prompt": "x"}}, caps=FORM_CAPS)
+    error = error_of(post(url, body), "tools/call", 400)
+    assert error["code"] == -32021
+    assert error["data"] == {"requiredCapabilities": {capability: {}}}
+
+
+def test_a_sampling_round_names_its_request_and_takes_a_raw_result(url: str) -> None:
+    caps = {"sampling": {}}
+    params = {"name": "feat_sample", "arguments": {"prompt": "Raw?"}}
+    first = result_of(post(url, request_body("tools/call", params, caps=caps)), "tools/call")
+    ((key, request),) = first["inputRequests"].items()
+    assert key == "sampling"
+    assert request == {
+        "method": "sampling/createMessage",
+        "params": {
+            "messages": [{"role": "user", "content": {"type": "text", "text": "Raw?"}}],
+            "maxTokens": 50,
+            "systemPrompt": "Be brief.",
+        },
+    }
+    reply = {"role": "assistant", "content": {"type": "text", "text": "ok"}, "model": "m"}
+    retry = request_body(
+        "tools/call",
+        {**params, "requestState": first["requestState"], "inputResponses": {key: reply}},
+        caps=caps,
+    )
+    done = result_of(post(url, retry), "tools/call")
+    assert json.loads(done["content"][0]["text"]) == {"model": "m", "text": "ok"}
