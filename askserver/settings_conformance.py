@@ -8,4 +8,6 @@ from __future__ import annotations
 
 from askserver.settings import *  # noqa: F403
 
-ASK_MCP = {"TOOLKITS": {"Ask": {}, "Conformance": {}}}
+# The suite connects without a token from loopback, and expects the bare protocol: no inbox, so a
+# client without form elicitation is told so (-32021) rather than held for a browser answer.
+ASK_MCP = {"TOOLKITS": {"Ask": {}, "Conformance": {}}, "ALLOW_ANONYMOUS_LOOPBACK": True}

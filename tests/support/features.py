@@ -28,7 +28,8 @@ from ask_mcp.server import (
 from ask_mcp.toolkits.conformance import PNG
 
 FEATURES_CONFIG: Final[dict[str, Any]] = {
-    "TOOLKITS": {"Ask": {}, "tests.support.features.Features": {}}
+    "TOOLKITS": {"Ask": {}, "tests.support.features.Features": {}},
+    "ALLOW_ANONYMOUS_LOOPBACK": True,
 }
 NAMES: Final = ("alice", "albert", "bob")
 STYLES: Final = tuple(f"style-{n:03}" for n in range(150))
