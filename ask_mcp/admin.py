@@ -15,7 +15,7 @@ from django.utils.html import format_html
 from django.utils.timesince import timesince
 
 from .auth import TOKEN_PREFIX, digest
-from .models import ApiToken, Ask, LegacySessionRecord, Webhook, WebhookDelivery
+from .models import ApiToken, Ask, AskEvent, LegacySessionRecord, Webhook, WebhookDelivery
 from .services import ask_cancel, ask_expire
 
 if TYPE_CHECKING:  # ModelAdmin is generic only to the type checker
@@ -25,17 +25,28 @@ if TYPE_CHECKING:  # ModelAdmin is generic only to the type checker
     WebhookAdminBase = admin.ModelAdmin[Webhook]
     DeliveryAdminBase = admin.ModelAdmin[WebhookDelivery]
     DeliveryInlineBase = admin.TabularInline[WebhookDelivery, Webhook]
+    EventInlineBase = admin.TabularInline[AskEvent, Ask]
 else:
     AskModelAdmin = TokenAdminBase = SessionAdminBase = admin.ModelAdmin
     WebhookAdminBase = DeliveryAdminBase = admin.ModelAdmin
-    DeliveryInlineBase = admin.TabularInline
+    DeliveryInlineBase = EventInlineBase = admin.TabularInline
+
+
+class AskEventInline(EventInlineBase):
+    model = AskEvent
+    extra = 0
+    max_num = 0
+    can_delete = False
+    fields = ("at", "kind", "actor", "actor_label", "route")
+    readonly_fields = fields
 
 
 @admin.register(Ask)
 class AskAdmin(AskModelAdmin):
+    inlines = (AskEventInline,)
     list_display = ("summary", "status", "age", "tool", "who_asked", "answered_by", "created")
     list_filter = ("status", "route", ("created", admin.DateFieldListFilter))
-    search_fields = ("message",)
+    search_fields = ("message", "answer", "principal", "client_name")
     date_hierarchy = "created"
     list_select_related = ("answered_by",)
     actions = ("cancel_asks", "expire_asks")
@@ -99,7 +110,11 @@ class AskAdmin(AskModelAdmin):
         description="Expire the selected asks (the waiting call gets “did not answer in time”)"
     )
     def expire_asks(self, request: HttpRequest, queryset: QuerySet[Ask]) -> None:
-        done = [ask for ask in queryset.filter(status=Ask.Status.PENDING) if ask_expire(ask=ask)]
+        done = [
+            ask
+            for ask in queryset.filter(status=Ask.Status.PENDING)
+            if ask_expire(ask=ask, user=request.user)
+        ]
         self._report(request, done, "expired", queryset.count())
 
     def _report(self, request: HttpRequest, done: list[Ask], verb: str, selected: int) -> None:

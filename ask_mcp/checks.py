@@ -90,6 +90,17 @@ def check_ask_mcp_settings(
                 id="ask_mcp.W002",
             )
         )
+    days = conf.get("ANSWER_RETENTION_DAYS")
+    if days is not None and (
+        isinstance(days, bool) or not isinstance(days, int | float) or days <= 0
+    ):
+        messages.append(
+            Error(
+                f"ASK_MCP['ANSWER_RETENTION_DAYS'] must be None or a positive number of days, "
+                f"got {days!r}.",
+                id="ask_mcp.E011",
+            )
+        )
     public_url = conf.get("PUBLIC_URL")
     if public_url is not None and not _is_origin(public_url):
         messages.append(

@@ -41,6 +41,7 @@ DEFAULTS: Final[Mapping[str, Any]] = {
     "ALLOW_ANONYMOUS_LOOPBACK": False,
     "PUBLIC_URL": None,
     "SWEEP_SECONDS": 30.0,
+    "ANSWER_RETENTION_DAYS": None,
 }
 """Every key of `settings.ASK_MCP`, with its default. The README's settings table mirrors this."""
 

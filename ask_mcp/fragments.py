@@ -18,7 +18,7 @@ from django.utils import timezone
 from django.utils.timesince import timesince
 
 from .formfields import FormField, Submitted, build_fields, show_answer
-from .models import Ask
+from .models import Ask, AskEvent
 from .protocol.forms import FieldError
 
 if TYPE_CHECKING:
@@ -36,6 +36,8 @@ class AskItem:
     fields: list[FormField] = field(default_factory=list)
     sent: bool | None = None
     """True: this request's answer won; False: it came too late; None: nothing was submitted."""
+    history: list[AskEvent] = field(default_factory=list)
+    """The ask's events, oldest first (its own page shows them)."""
 
     @property
     def hex(self) -> str:
@@ -61,6 +63,9 @@ class AskItem:
     @property
     def asked_by(self) -> str:
         """Who put the question, as far as the server knows."""
+        if self.ask.asked_by is not None:
+            client = f" via {self.ask.client_name}" if self.ask.client_name else ""
+            return f"{self.ask.asked_by.get_username()}{client}"
         return self.ask.principal or self.ask.client_name or "an MCP client"
 
     @property
@@ -74,12 +79,16 @@ class AskItem:
 
 
 def item(
-    ask: Ask, *, submitted: Submitted | None = None, errors: Sequence[FieldError] = ()
+    ask: Ask,
+    *,
+    submitted: Submitted | None = None,
+    errors: Sequence[FieldError] = (),
+    history: list[AskEvent] | None = None,
 ) -> AskItem:
     fields = build_fields(
         ask.schema, id_prefix=f"f-{ask.id.hex}", submitted=submitted, errors=errors
     )
-    return AskItem(ask, fields)
+    return AskItem(ask, fields, history=history or [])
 
 
 def socket_request(scope: dict[str, Any], user: User | AnonymousUser) -> HttpRequest:

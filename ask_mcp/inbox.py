@@ -19,7 +19,7 @@ from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.urls import reverse
 
-from . import conf
+from . import conf, notify
 from .relay import ChannelRelay
 from .server.context import Context
 from .server.elicitation import OnElicit, Question
@@ -62,6 +62,10 @@ async def ask_in_browser(question: Question, ctx: Context) -> Mapping[str, Any]:
     relay.expect(question.id)  # registered before anyone can see the ask, so no answer is missed
     if question.attempt == 1:
         await announce(ASKED, [question.id])
+        try:
+            await notify.announce(question, answer_url(question.id, ctx.base_url))
+        except Exception:  # a webhook problem must never cost the question
+            logger.exception("could not start webhook announcements for ask %s", question.id)
     heartbeat = None
     if ctx.progress_token is not None:
         url = answer_url(question.id, ctx.base_url)

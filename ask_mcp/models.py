@@ -126,6 +126,56 @@ class Ask(models.Model):
         return {"action": action}
 
 
+class AskEvent(models.Model):
+    """One step in an ask's history: who did what to it, by which route, and when."""
+
+    class Kind(models.TextChoices):
+        CREATED = "created"
+        SHOWN = "shown"
+        ANSWERED = "answered"
+        DECLINED = "declined"
+        CANCELLED = "cancelled"
+        EXPIRED = "expired"
+        WITHDRAWN = "withdrawn"
+        PURGED = "purged", "answer deleted (retention)"
+
+    ask = models.ForeignKey(Ask, on_delete=models.CASCADE, related_name="events")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    at = models.DateTimeField()
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="ask_events",
+        help_text="The person who acted, when a person did.",
+    )
+    actor_label = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="Who acted otherwise: the client, the server, an admin.",
+    )
+    route = models.CharField(max_length=16, blank=True)
+
+    class Meta:
+        ordering = ["at", "pk"]
+        indexes = [models.Index(fields=["ask", "at"], name="askevent_ask_at")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} by {self.actor or self.actor_label or 'the server'}"
+
+
+def event_for_status(status: str) -> AskEvent.Kind:
+    """The history event an ask's final status stands for."""
+    return {
+        Ask.Status.ACCEPTED: AskEvent.Kind.ANSWERED,
+        Ask.Status.DECLINED: AskEvent.Kind.DECLINED,
+        Ask.Status.CANCELLED: AskEvent.Kind.CANCELLED,
+        Ask.Status.EXPIRED: AskEvent.Kind.EXPIRED,
+        Ask.Status.WITHDRAWN: AskEvent.Kind.WITHDRAWN,
+    }[Ask.Status(status)]
+
+
 class LegacySessionRecord(models.Model):
     """An initialize-era (2025-06-18 / 2025-11-25) MCP session, visible to every worker process."""
 

@@ -21,8 +21,10 @@ from typing import Any, Final
 from django.db import close_old_connections, transaction
 
 from . import conf, sweeper
+from .auth import user_id_of
 from .inbox import ENDED, announce
-from .models import Ask
+from .models import Ask, AskEvent, event_for_status
+from .notify import team_id_of
 from .server.elicitation import Question
 
 logger = logging.getLogger("ask_mcp.recorder")
@@ -105,6 +107,8 @@ class AskRecorder:
             toolkit=self._toolkit_of(question.tool),
             client_name=question.client_name or "",
             principal=question.principal or "",
+            asked_by_id=user_id_of(question.principal),
+            team_id=team_id_of(question.team),
             route=question.route,
             status=Ask.Status.PENDING,
             expires_at=timestamp(question.expires_at),
@@ -161,13 +165,39 @@ class AskRecorder:
 
 
 def write(inserts: list[Ask], closes: list[_Close]) -> list[str]:
-    """Insert new asks and close pending ones in one transaction; returns the inbox asks closed."""
+    """Insert new asks and close pending ones in one transaction, with their history events.
+
+    Returns the inbox asks that were closed (the inboxes drop them).
+    """
     close_old_connections()
     try:
         ended: list[str] = []
+        events: list[AskEvent] = []
         with transaction.atomic():
             if inserts:
+                _drop_unknown_addressees(inserts)
                 Ask.objects.bulk_create(inserts, ignore_conflicts=True)
+                for ask in inserts:
+                    events.append(
+                        AskEvent(
+                            ask=ask,
+                            kind=AskEvent.Kind.CREATED,
+                            at=ask.created,
+                            actor_id=ask.asked_by_id,
+                            actor_label=ask.client_name or "client",
+                            route=ask.route,
+                        )
+                    )
+                    if ask.route == Ask.Route.CLIENT:  # the client shows it straight away
+                        events.append(
+                            AskEvent(
+                                ask=ask,
+                                kind=AskEvent.Kind.SHOWN,
+                                at=ask.created,
+                                actor_label=ask.client_name or "client",
+                                route=ask.route,
+                            )
+                        )
             for close in closes:
                 fields: dict[str, Any] = {"status": close.status}
                 if close.status in ANSWERED:
@@ -177,11 +207,43 @@ def write(inserts: list[Ask], closes: list[_Close]) -> list[str]:
                 changed = Ask.objects.filter(pk=close.id, status=Ask.Status.PENDING).update(
                     **fields
                 )
-                if changed and close.route != Ask.Route.CLIENT:
+                if not changed:
+                    continue  # decided already (a browser answer, an admin): that wrote its event
+                events.append(_closing_event(close))
+                if close.route != Ask.Route.CLIENT:
                     ended.append(close.id.hex)
+            AskEvent.objects.bulk_create(events)
         return ended
     finally:
         close_old_connections()
+
+
+def _drop_unknown_addressees(asks: list[Ask]) -> None:
+    """Forget an addressee that no longer exists rather than lose the whole batch."""
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Group
+
+    users = {ask.asked_by_id for ask in asks if ask.asked_by_id is not None}
+    teams = {ask.team_id for ask in asks if ask.team_id is not None}
+    known_users = set(get_user_model().objects.filter(pk__in=users).values_list("pk", flat=True))
+    known_teams = set(Group.objects.filter(pk__in=teams).values_list("pk", flat=True))
+    for ask in asks:
+        if ask.asked_by_id not in known_users:
+            ask.asked_by_id = None
+        if ask.team_id not in known_teams:
+            ask.team_id = None
+
+
+def _closing_event(close: _Close) -> AskEvent:
+    """Who ended an ask the server saw end: the client's person, the client, or the server."""
+    kind = event_for_status(close.status)
+    if kind == AskEvent.Kind.EXPIRED:
+        label = "server (no answer in time)"
+    elif kind == AskEvent.Kind.WITHDRAWN:
+        label = "client (the call ended)"
+    else:
+        label = "the person at the client"
+    return AskEvent(ask_id=close.id, kind=kind, at=close.at, actor_label=label, route=close.route)
 
 
 def recorder() -> AskRecorder:

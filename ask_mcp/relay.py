@@ -64,6 +64,7 @@ class ChannelRelay:
         self._settlements: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._serving: dict[str, asyncio.Task[None]] = {}
         self._handlers: dict[str, Callable[[dict[str, Any]], None]] = {}
+        self._chores: set[asyncio.Task[None]] = set()
         self._groups: dict[str, int] = {}
 
     @property
@@ -140,14 +141,16 @@ class ChannelRelay:
             task = self._serving.get(message["corr"])
             if task is not None:
                 task.cancel()
-        elif kind.startswith("mrtr."):
+        elif kind.startswith("mrtr.") or kind == "ask.taken":
             queue = self._replies.get(message.get("corr", ""))
             if queue is not None:
                 queue.put_nowait(message)
         elif kind == "ask.settle":
-            self._settle_here(message["ask"], message["reply"], message.get("call"))
+            taken = self._settle_here(message["ask"], message["reply"], message.get("call"))
+            self._acknowledge(message, taken)
         elif kind == "ask.expire":
-            self._expire_here(message["ask"], message.get("call"))
+            taken = self._expire_here(message["ask"], message.get("call"))
+            self._acknowledge(message, taken)
         elif kind in self._handlers:
             self._handlers[kind](message)
         else:
@@ -280,35 +283,72 @@ class ChannelRelay:
 
     async def settle(
         self, worker: str, ask_id: str, reply: Mapping[str, Any], call_id: str | None = None
-    ) -> None:
-        """Deliver a person's (or an admin's) reply to the worker holding the ask."""
-        if worker == self.worker:
-            self._settle_here(ask_id, dict(reply), call_id)
-            return
-        await self.send(
-            worker, {"type": "ask.settle", "ask": ask_id, "call": call_id, "reply": dict(reply)}
-        )
+    ) -> bool:
+        """Deliver a person's (or an admin's) reply to the worker holding the ask.
 
-    def _settle_here(self, ask_id: str, reply: dict[str, Any], call_id: str | None) -> None:
+        Returns whether a call was still there to take it: False when the call ended meanwhile,
+        or its worker did not answer within `ack_timeout` (it stopped).
+        """
+        if worker == self.worker:
+            return self._settle_here(ask_id, dict(reply), call_id)
+        message = {"type": "ask.settle", "ask": ask_id, "call": call_id, "reply": dict(reply)}
+        return await self._ask_holder(worker, message)
+
+    def _settle_here(self, ask_id: str, reply: dict[str, Any], call_id: str | None) -> bool:
         future = self._settlements.get(ask_id)
         if future is not None and not future.done():
             future.set_result(reply)
-        elif call_id is not None and self._table is not None:
-            self._table.answer_parked(call_id, read_elicit_result(reply) or ElicitResult("decline"))
+            return True
+        if call_id is not None and self._table is not None:
+            return self._table.answer_parked(
+                call_id, read_elicit_result(reply) or ElicitResult("decline")
+            )
+        return False
 
-    async def expire(self, worker: str, ask_id: str, call_id: str | None = None) -> None:
-        """End an ask as expired in the worker holding it (the held call gets the timeout result)."""
+    async def expire(self, worker: str, ask_id: str, call_id: str | None = None) -> bool:
+        """End an ask as expired in the worker holding it (the held call gets the timeout result).
+
+        Returns whether a call was still there to end.
+        """
         if worker == self.worker:
-            self._expire_here(ask_id, call_id)
-            return
-        await self.send(worker, {"type": "ask.expire", "ask": ask_id, "call": call_id})
+            return self._expire_here(ask_id, call_id)
+        return await self._ask_holder(
+            worker, {"type": "ask.expire", "ask": ask_id, "call": call_id}
+        )
 
-    def _expire_here(self, ask_id: str, call_id: str | None) -> None:
+    def _expire_here(self, ask_id: str, call_id: str | None) -> bool:
         future = self._settlements.get(ask_id)
         if future is not None and not future.done():
             future.set_exception(ElicitationTimedOut())
-        elif call_id is not None and self._table is not None:
-            self._table.expire_parked(call_id)
+            return True
+        if call_id is not None and self._table is not None:
+            return self._table.expire_parked(call_id)
+        return False
+
+    async def _ask_holder(self, worker: str, message: dict[str, Any]) -> bool:
+        """Send `message` to the holding worker and wait (bounded) for whether it took it."""
+        self.ensure_listening()
+        corr = uuid.uuid4().hex
+        queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self._replies[corr] = queue
+        try:
+            await self.send(worker, {**message, "corr": corr, "reply_to": self.worker})
+            async with asyncio.timeout(self.ack_timeout):
+                return bool((await queue.get())["taken"])
+        except TimeoutError:
+            return False  # nobody answered: the worker holding the call is gone
+        finally:
+            self._replies.pop(corr, None)
+
+    def _acknowledge(self, message: dict[str, Any], taken: bool) -> None:
+        reply_to, corr = message.get("reply_to"), message.get("corr")
+        if reply_to is None or corr is None:
+            return
+        task = asyncio.get_running_loop().create_task(
+            self.send(reply_to, {"type": "ask.taken", "corr": corr, "taken": taken})
+        )
+        self._chores.add(task)  # the loop holds tasks only weakly
+        task.add_done_callback(self._chores.discard)
 
     @property
     def holding(self) -> int:

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from . import conf
 from .inbox import ENDED, announce, announce_sync
-from .models import Ask
+from .models import Ask, AskEvent, event_for_status
 from .relay import ChannelRelay
 
 if TYPE_CHECKING:
@@ -46,7 +46,12 @@ def _decision(reply: Mapping[str, Any], user: User | AnonymousUser | None) -> di
 
 
 async def ask_answer(*, ask: Ask, reply: Mapping[str, Any], user: User | AnonymousUser) -> bool:
-    """Record a browser answer if the ask still waits for one, and wake its call; False if too late."""
+    """Record a browser answer if the ask still waits for one, and wake its call.
+
+    False when it came too late: someone else decided first, the ask expired, or the call had
+    already ended (its client left, its worker stopped); the answer is then kept, marked
+    withdrawn, so nothing the person typed is lost.
+    """
     now = timezone.now()
     won = await (
         Ask.objects.pending()
@@ -56,9 +61,15 @@ async def ask_answer(*, ask: Ask, reply: Mapping[str, Any], user: User | Anonymo
     )
     if not won:
         return False
-    await relay().settle(ask.worker, ask.id.hex, reply)
+    actor = user if user.is_authenticated else None
+    taken = await relay().settle(ask.worker, ask.id.hex, reply)
+    if taken:
+        await _record(ask, event_for_status(STATUS_FOR_ACTION[reply["action"]]), actor, "")
+    else:
+        await Ask.objects.filter(pk=ask.pk).aupdate(status=Ask.Status.WITHDRAWN)
+        await _record(ask, AskEvent.Kind.WITHDRAWN, actor, "answered after the call had ended")
     await announce(ENDED, [ask.id.hex])
-    return True
+    return taken
 
 
 def ask_cancel(*, ask: Ask, user: User | AnonymousUser) -> bool:
@@ -66,6 +77,8 @@ def ask_cancel(*, ask: Ask, user: User | AnonymousUser) -> bool:
     reply = {"action": "cancel"}
     if not Ask.objects.pending().filter(pk=ask.pk).update(**_decision(reply, user)):
         return False
+    actor = user if user.is_authenticated else None
+    async_to_sync(_record)(ask, AskEvent.Kind.CANCELLED, actor, "admin")
     if ask.worker:
         async_to_sync(relay().settle)(ask.worker, ask.id.hex, reply, ask.call_id or None)
     if ask.route != Ask.Route.CLIENT:
@@ -73,12 +86,29 @@ def ask_cancel(*, ask: Ask, user: User | AnonymousUser) -> bool:
     return True
 
 
-def ask_expire(*, ask: Ask) -> bool:
+def ask_expire(*, ask: Ask, user: User | AnonymousUser | None = None) -> bool:
     """An admin's expire: the held call ends with the "did not answer in time" result."""
     if not Ask.objects.pending().filter(pk=ask.pk).update(status=Ask.Status.EXPIRED):
         return False
+    actor = user if user is not None and user.is_authenticated else None
+    async_to_sync(_record)(ask, AskEvent.Kind.EXPIRED, actor, "admin")
     if ask.worker:
         async_to_sync(relay().expire)(ask.worker, ask.id.hex, ask.call_id or None)
     if ask.route != Ask.Route.CLIENT:
         announce_sync(ENDED, [ask.id.hex])
     return True
+
+
+async def ask_shown(*, ask: Ask, user: User | AnonymousUser) -> None:
+    """Note, once per person, that someone opened an ask waiting for them."""
+    if not user.is_authenticated or not ask.is_pending:
+        return
+    seen = await AskEvent.objects.filter(ask=ask, kind=AskEvent.Kind.SHOWN, actor=user).aexists()
+    if not seen:
+        await _record(ask, AskEvent.Kind.SHOWN, user, "")
+
+
+async def _record(ask: Ask, kind: str, actor: User | None, label: str) -> None:
+    await AskEvent.objects.acreate(
+        ask=ask, kind=kind, at=timezone.now(), actor=actor, actor_label=label, route=ask.route
+    )

@@ -19,7 +19,7 @@ from channels.layers import InMemoryChannelLayer, get_channel_layer
 
 from . import conf
 from .inbox import ENDED, announce
-from .models import Ask, AskQuerySet
+from .models import Ask, AskEvent, AskQuerySet, event_for_status
 from .relay import ChannelRelay
 
 logger = logging.getLogger("ask_mcp.sweeper")
@@ -55,11 +55,44 @@ def withdraw_orphans(worker: str) -> list[Closed]:
 def _close(asks: AskQuerySet, status: str) -> list[Closed]:
     rows = list(asks.values_list("id", "worker", "call_id", "route"))
     closed = []
+    now = dt.datetime.now(dt.UTC)
     for ask_id, worker, call_id, route in rows:
         # Conditional, so an answer recorded meanwhile stands.
         if Ask.objects.filter(pk=ask_id, status=Ask.Status.PENDING).update(status=status):
             closed.append(Closed(ask_id.hex, worker, call_id, route))
+            AskEvent.objects.create(
+                ask_id=ask_id,
+                kind=event_for_status(status),
+                at=now,
+                actor_label="server (sweeper)",
+                route=route,
+            )
     return closed
+
+
+def purge_answers(now: dt.datetime, days: float) -> int:
+    """Delete the answers of asks decided more than `days` ago (ANSWER_RETENTION_DAYS).
+
+    The ask, its status and its history stay; only what the person typed goes.
+    """
+    cutoff = now - dt.timedelta(days=days)
+    ids = list(
+        Ask.objects.filter(answered_at__lt=cutoff, answer__isnull=False).values_list(
+            "id", flat=True
+        )
+    )
+    if ids:
+        Ask.objects.filter(pk__in=ids).update(answer=None)
+        AskEvent.objects.bulk_create(
+            AskEvent(
+                ask_id=ask_id,
+                kind=AskEvent.Kind.PURGED,
+                at=now,
+                actor_label=f"server (kept {days:g} days)",
+            )
+            for ask_id in ids
+        )
+    return len(ids)
 
 
 async def tell(closed: Sequence[Closed], *, expire_calls: bool) -> None:
@@ -70,9 +103,13 @@ async def tell(closed: Sequence[Closed], *, expire_calls: bool) -> None:
     if not expire_calls:
         return
     relay = _relay()
-    for each in closed:
-        if each.worker:
-            await relay.expire(each.worker, each.id, each.call_id or None)
+    await asyncio.gather(
+        *(
+            relay.expire(each.worker, each.id, each.call_id or None)
+            for each in closed
+            if each.worker
+        )
+    )
 
 
 def _relay() -> ChannelRelay:
@@ -116,6 +153,11 @@ class Sweeper:
             await tell(orphans, expire_calls=False)
         if expired:
             logger.info("expired %d overdue ask(s)", len(expired))
+        days = conf.get("ANSWER_RETENTION_DAYS")
+        if days is not None:
+            purged = await database_sync_to_async(purge_answers)(now, float(days))
+            if purged:
+                logger.info("deleted %d answer(s) older than %g days", purged, days)
 
 
 SWEEPER: Final = Sweeper()

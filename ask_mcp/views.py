@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import AnonymousUser
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_http_methods
@@ -14,9 +15,9 @@ from django_htmx.middleware import HtmxDetails
 
 from .formfields import read_answer
 from .fragments import ASKS, AskItem, item
-from .models import Ask
+from .models import Ask, AskEvent
 from .routing import LIVE_ASK_PATH, LIVE_INBOX_PATH
-from .services import ask_answer
+from .services import ask_answer, ask_shown
 from .sweeper import SWEEPER
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ async def _signed_in(request: HttpRequest) -> User | AnonymousUser:
 async def inbox(request: HtmxHttpRequest) -> HttpResponse:
     user = await _signed_in(request)
     SWEEPER.ensure_running()
-    asks = [ask async for ask in Ask.objects.inbox(user).select_related("answered_by")]
+    asks = [ask async for ask in Ask.objects.inbox(user).select_related("answered_by", "asked_by")]
     return render(
         request,
         "ask_mcp/inbox.html",
@@ -58,14 +59,23 @@ async def ask_page(request: HtmxHttpRequest, ask_id: uuid.UUID) -> HttpResponse:
     ask = await _ask(user, ask_id)
     if request.method == "POST":
         return await _answer(request, user, ask)
-    return _page(request, item(ask))
+    await ask_shown(ask=ask, user=user)
+    return _page(request, item(ask, history=await _history(ask)))
 
 
 async def _ask(user: User | AnonymousUser, ask_id: uuid.UUID) -> Ask:
+    """The ask, if `user` may see it: 404 when there is none, 403 when it is someone else's."""
     try:
-        return await Ask.objects.visible_to(user).select_related("answered_by").aget(pk=ask_id)
+        ask = await Ask.objects.select_related("answered_by", "asked_by").aget(pk=ask_id)
     except Ask.DoesNotExist:
-        raise Http404("No such question, or it is not addressed to you.") from None
+        raise Http404("No such question.") from None
+    if not await Ask.objects.visible_to(user).filter(pk=ask_id).aexists():
+        raise PermissionDenied("This question is addressed to someone else.")
+    return ask
+
+
+async def _history(ask: Ask) -> list[AskEvent]:
+    return [event async for event in AskEvent.objects.filter(ask=ask).select_related("actor")]
 
 
 def _page(request: HtmxHttpRequest, shown: AskItem, status: int = 200) -> HttpResponse:
@@ -93,7 +103,7 @@ async def _answer(request: HtmxHttpRequest, user: User | AnonymousUser, ask: Ask
     else:
         reply = {"action": action}
     won = await ask_answer(ask=ask, reply=reply, user=user)
-    ask = await Ask.objects.select_related("answered_by").aget(pk=ask.pk)
+    ask = await Ask.objects.select_related("answered_by", "asked_by").aget(pk=ask.pk)
     return _after(request, AskItem(ask, sent=won), from_inbox)
 
 

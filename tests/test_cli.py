@@ -101,7 +101,11 @@ async def test_a_config_file_names_the_server_and_its_toolkits(tmp_path: Path) -
             "instructions, tools",
         ),
         ('["Ask"]', [], "the config must be a JSON object"),
-        ('{"tools": {"Nope": {}}}', [], "Unknown toolkit 'Nope'; available: Ask, Conformance, FileSystem"),
+        (
+            '{"tools": {"Nope": {}}}',
+            [],
+            "Unknown toolkit 'Nope'; available: Ask, Conformance, FileSystem",
+        ),
         (
             '{"tools": {"Ask": {"timout": 1}}}',
             [],

@@ -533,7 +533,7 @@ async def test_people_see_only_what_is_addressed_to_them(
     await live_inbox(theirs)
     await expect(theirs.locator(".ask-card")).to_have_count(0)
     response = await theirs.goto(ask_path(ask_hex))
-    assert response is not None and response.status == 404
+    assert response is not None and response.status == 403  # someone else's: refused, not hidden
 
     await card(page, message).get_by_role("button", name="Decline").click()
     assert text_of(await finish(call)) == "The user declined to answer."
