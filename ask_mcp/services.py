@@ -7,10 +7,11 @@ through the relay and tells the inboxes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from asgiref.sync import async_to_sync
+from channels.db import database_sync_to_async
 from django.contrib.auth.models import AnonymousUser
 from django.utils import timezone
 
@@ -101,11 +102,25 @@ def ask_expire(*, ask: Ask, user: User | AnonymousUser | None = None) -> bool:
 
 async def ask_shown(*, ask: Ask, user: User | AnonymousUser) -> None:
     """Note, once per person, that someone opened an ask waiting for them."""
-    if not user.is_authenticated or not ask.is_pending:
+    await database_sync_to_async(asks_shown)([ask], user)
+
+
+def asks_shown(asks: Iterable[Ask], user: User | AnonymousUser) -> None:
+    """Note, once per person and ask, that pending asks were put in front of someone."""
+    pending = [ask for ask in asks if ask.is_pending]
+    if not user.is_authenticated or not pending:
         return
-    seen = await AskEvent.objects.filter(ask=ask, kind=AskEvent.Kind.SHOWN, actor=user).aexists()
-    if not seen:
-        await _record(ask, AskEvent.Kind.SHOWN, user, "")
+    seen = set(
+        AskEvent.objects.filter(ask__in=pending, kind=AskEvent.Kind.SHOWN, actor=user).values_list(
+            "ask_id", flat=True
+        )
+    )
+    now = timezone.now()
+    AskEvent.objects.bulk_create(
+        AskEvent(ask=ask, kind=AskEvent.Kind.SHOWN, at=now, actor=user, route=ask.route)
+        for ask in pending
+        if ask.pk not in seen
+    )
 
 
 async def _record(ask: Ask, kind: str, actor: User | None, label: str) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING
 
+from channels.db import database_sync_to_async
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import AnonymousUser
 from django.core.exceptions import PermissionDenied
@@ -17,7 +18,7 @@ from .formfields import read_answer
 from .fragments import ASKS, AskItem, item
 from .models import Ask, AskEvent
 from .routing import LIVE_ASK_PATH, LIVE_INBOX_PATH
-from .services import ask_answer, ask_shown
+from .services import ask_answer, ask_shown, asks_shown
 from .sweeper import SWEEPER
 
 if TYPE_CHECKING:
@@ -44,6 +45,7 @@ async def inbox(request: HtmxHttpRequest) -> HttpResponse:
     user = await _signed_in(request)
     SWEEPER.ensure_running()
     asks = [ask async for ask in Ask.objects.inbox(user).select_related("answered_by", "asked_by")]
+    await database_sync_to_async(asks_shown)(asks, user)
     return render(
         request,
         "ask_mcp/inbox.html",

@@ -26,12 +26,14 @@ class Receiver:
     def __init__(self, statuses: list[int]) -> None:
         self.statuses = statuses
         self.bodies: list[dict[str, Any]] = []
+        self.got = threading.Event()
         receiver = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 length = int(self.headers["content-length"])
                 receiver.bodies.append(json.loads(self.rfile.read(length)))
+                receiver.got.set()
                 status = (
                     receiver.statuses.pop(0) if len(receiver.statuses) > 1 else receiver.statuses[0]
                 )

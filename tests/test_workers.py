@@ -7,6 +7,7 @@ CI, turns the skip into a failure).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import signal
 import subprocess
@@ -18,8 +19,15 @@ from typing import Any
 import pytest
 from mcp import Client
 from mcp.types import CallToolResult, InputRequiredResult
+from playwright.async_api import expect
 
-from tests.conftest import PROBE_CONFIG
+from tests.support.browser import (
+    WEB_CONFIG,
+    add_user,
+    card,
+    live_inbox,
+    signed_in,
+)
 from tests.support.live import ROOT, LiveServer, LiveServers
 from tests.support.services import postgres_database, require_services
 from tests.support.wire import (
@@ -57,8 +65,8 @@ def workers(live_servers: LiveServers) -> Iterator[Pair]:
             check=True,
             timeout=180,
         )
-        a = live_servers.start(PROBE_CONFIG, extra_env=env)
-        b = live_servers.start(PROBE_CONFIG, extra_env=env)
+        a = live_servers.start(WEB_CONFIG, extra_env=env)
+        b = live_servers.start(WEB_CONFIG, extra_env=env)
         try:
             yield Pair(a, b, env)
         finally:
@@ -168,7 +176,7 @@ async def test_when_the_worker_holding_a_call_dies_its_retry_gets_no_longer_wait
     live_servers: LiveServers,
     workers: Pair,
 ) -> None:
-    doomed = live_servers.start(PROBE_CONFIG, extra_env=workers.env)
+    doomed = live_servers.start(WEB_CONFIG, extra_env=workers.env)
     arguments = {"message": "Will you still be there?"}
     async with asyncio.timeout(30):
         async with Client(
@@ -185,3 +193,66 @@ async def test_when_the_worker_holding_a_call_dies_its_retry_gets_no_longer_wait
             )
     assert isinstance(late, CallToolResult) and late.is_error is False
     assert text_of(late).startswith("That question is no longer waiting")
+
+
+@pytest.fixture(scope="module")
+def staff_on_b(workers: Pair) -> Any:
+    return add_user(workers.b, f"staff{uuid.uuid4().hex[:6]}", staff=True)
+
+
+@pytest.mark.asyncio(loop_scope="session")  # the browser fixture lives in the session's loop
+async def test_the_inbox_on_b_shows_an_ask_made_on_a_and_answering_there_resumes_the_call_on_a(
+    workers: Pair, staff_on_b: Any, browser: Any
+) -> None:
+    page = await signed_in(browser, workers.b, staff_on_b)
+    try:
+        await live_inbox(page)
+        message = f"Asked on A, answered on B [{uuid.uuid4().hex[:8]}]"
+        call = asyncio.create_task(_ask_without_forms(workers.a.mcp_url, message))
+        shown = card(page, message)
+        await expect(shown).to_be_visible()  # pushed live by B, though A recorded it
+        await shown.get_by_label("answer").fill("from B")
+        await shown.get_by_role("button", name="Send answer").click()
+        async with asyncio.timeout(20):
+            result = await call
+        assert text_of(result) == '{"answer":"from B"}'
+    finally:
+        await page.context.close()
+
+
+@pytest.mark.asyncio(loop_scope="session")
+async def test_the_ask_of_a_worker_that_died_is_expired_by_another_worker(
+    live_servers: LiveServers, workers: Pair, staff_on_b: Any, browser: Any
+) -> None:
+    doomed = live_servers.start({**WEB_CONFIG, "ELICITATION_TTL": 2}, extra_env=workers.env)
+    page = await signed_in(browser, workers.b, staff_on_b)
+    try:
+        await live_inbox(page)
+        message = f"Held by a worker about to die [{uuid.uuid4().hex[:8]}]"
+        call = asyncio.create_task(_ask_without_forms(doomed.mcp_url, message))
+        shown = card(page, message)
+        await expect(shown).to_be_visible()
+        ask_hex = await shown.get_attribute("data-ask")
+        doomed.process.send_signal(signal.SIGKILL)
+        doomed.process.wait(timeout=10)
+        with contextlib.suppress(Exception):
+            await call  # the client lost its server
+        # B's sweeper expires the ask once its expiry has passed; its inbox drops it live.
+        await expect(shown).to_have_count(0, timeout=30_000)
+        status = (
+            workers.b.manage(
+                "shell",
+                "-c",
+                f"from ask_mcp.models import Ask; print(Ask.objects.get(pk={ask_hex!r}).status)",
+            )
+            .strip()
+            .splitlines()[-1]
+        )
+        assert status == "expired"
+    finally:
+        await page.context.close()
+
+
+async def _ask_without_forms(url: str, message: str) -> Any:
+    async with asyncio.timeout(60), Client(url, mode="2026-07-28") as client:
+        return await client.call_tool("user_ask", {"message": message})

@@ -1,0 +1,258 @@
+"""A team server: asks go to the token's user and team, others are refused, history and webhooks follow."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import json
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx2
+import pytest
+from django.contrib.auth.models import User
+from django.utils import timezone
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.types import CallToolResult
+from playwright.async_api import expect
+
+from ask_mcp import conf
+from ask_mcp.models import Ask, AskEvent
+from ask_mcp.services import ask_answer
+from ask_mcp.sweeper import purge_answers
+from tests.support.browser import OpenAs, Person, add_user, card, live_inbox
+from tests.support.live import LiveServer
+from tests.test_mrtr import Person as ClientPerson
+from tests.test_mrtr import accept, text_of
+from tests.test_notify import Receiver
+
+
+@contextlib.asynccontextmanager
+async def client_of(url: str, token: str, callback: Any = None) -> AsyncIterator[Client]:
+    """The official client with a bearer token; without a callback it shows no forms."""
+    headers = {"authorization": f"Bearer {token}"}
+    async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=60.0)) as http:
+        transport = streamable_http_client(url, http_client=http)
+        async with Client(transport, mode="2026-07-28", elicitation_callback=callback) as client:
+            yield client
+
+
+async def ask_with(url: str, token: str, message: str) -> CallToolResult:
+    async with asyncio.timeout(40), client_of(url, token) as client:
+        return await client.call_tool("user_ask", {"message": message})
+
+
+def shell(server: LiveServer, code: str) -> Any:
+    """Run Python against the server's database and return what it printed as JSON."""
+    return json.loads(server.manage("shell", "-c", code).strip().splitlines()[-1])
+
+
+class Team:
+    def __init__(self, web: LiveServer) -> None:
+        suffix = uuid.uuid4().hex[:6]
+        self.team = f"ops-{suffix}"
+        self.dora = add_user(web, f"dora{suffix}", staff=False)
+        self.eli = add_user(web, f"eli{suffix}", staff=False)
+        self.finn = add_user(web, f"finn{suffix}", staff=False)
+        web.manage(
+            "shell",
+            "-c",
+            (
+                "from django.contrib.auth.models import Group, User;"
+                f"g = Group.objects.create(name={self.team!r});"
+                f"User.objects.get(username={self.eli.username!r}).groups.add(g)"
+            ),
+        )
+        self.token = web.manage("createtoken", self.dora.username, "--team", self.team).strip()
+
+
+@pytest.fixture
+def team(web: LiveServer) -> Team:
+    return Team(web)
+
+
+@pytest.mark.asyncio(loop_scope="session")  # the browser fixture lives in the session's loop
+async def test_an_ask_reaches_its_asker_and_team_and_nobody_else(
+    web: LiveServer, team: Team, open_as: OpenAs
+) -> None:
+    pages = {person.username: await open_as(person) for person in (team.dora, team.eli, team.finn)}
+    for page in pages.values():
+        await live_inbox(page)
+    message = f"Which region? [{uuid.uuid4().hex[:8]}]"
+    call = asyncio.create_task(ask_with(web.mcp_url, team.token, message))
+    await expect(card(pages[team.dora.username], message)).to_be_visible()
+    shown = card(pages[team.eli.username], message)
+    await expect(shown).to_be_visible()
+    ask_hex = await shown.get_attribute("data-ask")
+    assert ask_hex is not None
+    await expect(card(pages[team.finn.username], message)).to_have_count(0)
+
+    outsider = pages[team.finn.username]
+    response = await outsider.goto(f"/asks/{uuid.UUID(ask_hex)}/")
+    assert response is not None and response.status == 403
+    token = await outsider.evaluate("document.cookie.match(/csrftoken=([^;]+)/)[1]")
+    refused = await outsider.request.post(
+        f"/asks/{uuid.UUID(ask_hex)}/",
+        form={"action": "decline", "csrfmiddlewaretoken": token},
+        headers={"X-CSRFToken": token, "Referer": web.base_url + "/"},
+    )
+    assert refused.status == 403
+
+    await shown.get_by_label("answer").fill("eu-west")
+    await shown.get_by_role("button", name="Send answer").click()
+    async with asyncio.timeout(20):
+        result = await call
+    assert text_of(result) == '{"answer":"eu-west"}'
+
+    page = pages[team.eli.username]
+    await page.goto(f"/asks/{uuid.UUID(ask_hex)}/")
+    history = page.locator(".history li")
+    await expect(history.nth(0)).to_contain_text(f"Created by {team.dora.username}")
+    await expect(history.filter(has_text=f"Shown by {team.eli.username}")).to_have_count(1)
+    await expect(history.filter(has_text=f"Answered by {team.eli.username}")).to_have_count(1)
+    recorded = shell(
+        web,
+        (
+            "import json; from ask_mcp.models import Ask;"
+            f"a = Ask.objects.get(pk={ask_hex!r});"
+            "print(json.dumps([a.asked_by.username, a.team.name, a.answered_by.username, a.status]))"
+        ),
+    )
+    assert recorded == [team.dora.username, team.team, team.eli.username, "accepted"]
+
+
+async def test_a_client_answered_ask_is_recorded_with_its_history(
+    web: LiveServer, team: Team
+) -> None:
+    async with (
+        asyncio.timeout(30),
+        client_of(web.mcp_url, team.token, ClientPerson(accept(answer="yes"))) as client,
+    ):
+        result = await client.call_tool("user_ask", {"message": "Recorded?"})
+    assert text_of(result) == '{"answer":"yes"}'
+    # The client route is written in the background; probe_records waits for the writer.
+    async with asyncio.timeout(20), Client(web.mcp_url, mode="2026-07-28") as probe:
+        await probe.call_tool("probe_records", {})
+    recorded = shell(
+        web,
+        (
+            "import json; from ask_mcp.models import Ask;"
+            f"a = Ask.objects.filter(asked_by__username={team.dora.username!r}, message='Recorded?').get();"
+            "print(json.dumps([a.route, a.status, a.answer, [e.kind for e in a.events.all()]]))"
+        ),
+    )
+    assert recorded == ["client", "accepted", {"answer": "yes"}, ["created", "shown", "answered"]]
+
+
+async def test_a_new_inbox_ask_is_announced_on_the_teams_webhook(
+    web: LiveServer, team: Team
+) -> None:
+    receiver = Receiver([200])
+    try:
+        web.manage(
+            "shell",
+            "-c",
+            (
+                "from django.contrib.auth.models import Group; from ask_mcp.models import Webhook;"
+                f"Webhook.objects.create(team=Group.objects.get(name={team.team!r}), url={receiver.url!r})"
+            ),
+        )
+        message = f"Announce me [{uuid.uuid4().hex[:8]}]"
+        call = asyncio.create_task(ask_with(web.mcp_url, team.token, message))
+        # Delivered by a background task on the server: wait (bounded) for the receiver to hear it.
+        assert await asyncio.to_thread(receiver.got.wait, 20)
+        body = receiver.bodies[0]
+        assert "asks (via user_ask): Announce me" in body["text"]
+        assert body["ask"]["url"].startswith(web.base_url + "/asks/")
+        call.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await call
+    finally:
+        receiver.close()
+
+
+def test_quickstart_prints_a_token_and_a_client_configuration_that_work(
+    live_servers: Any,
+) -> None:
+    from tests.support.browser import WEB_CONFIG
+    from tests.support.wire import headers_for, post, request_body
+
+    server = live_servers.start({**WEB_CONFIG, "ALLOW_ANONYMOUS_LOOPBACK": False})
+    try:
+        out = server.manage("quickstart", "--url", server.base_url + "/")
+        config = json.loads(out[out.index("{") :])
+        entry = config["mcpServers"]["askserver"]
+        assert entry["url"] == server.mcp_url
+        body = request_body("tools/list")
+        assert post(server.mcp_url, body).status_code == 401
+        ok = post(server.mcp_url, body, {**headers_for(body), **entry["headers"]})
+        assert ok.status_code == 200
+        again = server.manage("quickstart", "--url", server.base_url + "/")
+        assert "askmcp_" not in again and "createtoken" in again
+    finally:
+        live_servers.stop(server)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_retention_deletes_old_answers_and_keeps_the_ask_and_its_history() -> None:
+    now = timezone.now()
+    old = Ask.objects.create(
+        created=now - dt.timedelta(days=40),
+        message="old",
+        schema={},
+        tool="user_ask",
+        route="browser",
+        status="accepted",
+        answer={"answer": "secret-ish"},
+        answered_at=now - dt.timedelta(days=31),
+        expires_at=now,
+    )
+    recent = Ask.objects.create(
+        created=now,
+        message="new",
+        schema={},
+        tool="user_ask",
+        route="browser",
+        status="accepted",
+        answer={"answer": "keep"},
+        answered_at=now - dt.timedelta(days=1),
+        expires_at=now,
+    )
+    assert purge_answers(now, 30) == 1
+    old.refresh_from_db()
+    recent.refresh_from_db()
+    assert old.answer is None and old.status == "accepted"
+    assert recent.answer == {"answer": "keep"}
+    assert [e.kind for e in old.events.all()] == ["purged"]
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_an_answer_for_a_call_that_already_ended_is_kept_but_not_sent() -> None:
+    relay = conf.get_server().table.relay
+    relay.ack_timeout = 0.2  # the worker named below never answers
+    now = timezone.now()
+    ask = await Ask.objects.acreate(
+        created=now,
+        message="gone?",
+        schema={},
+        tool="user_ask",
+        route="browser",
+        expires_at=now + dt.timedelta(minutes=5),
+        worker="askmcp.worker.that-stopped",
+    )
+    person = await User.objects.acreate(username="gail")
+    async with asyncio.timeout(5):
+        taken = await ask_answer(
+            ask=ask, reply={"action": "accept", "content": {"answer": "x"}}, user=person
+        )
+    await ask.arefresh_from_db()
+    assert taken is False
+    assert ask.status == "withdrawn" and ask.answer == {"answer": "x"}
+    kinds = [event.kind async for event in AskEvent.objects.filter(ask=ask)]
+    assert kinds == ["withdrawn"]
+
+
+_ = Person  # the fixtures' person type, for readers of the signatures above
