@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Final
 
-from django.db import close_old_connections, transaction
+from django.db import InterfaceError, OperationalError, connection, transaction
 
 from . import conf, sweeper
 from .auth import user_id_of
@@ -31,6 +31,8 @@ logger = logging.getLogger("ask_mcp.recorder")
 
 BATCH_SIZE: Final = 500
 """Most operations written in one transaction."""
+RETRY_SECONDS: Final = 1.0
+"""Pause before writing again after the database could not be reached."""
 ANSWERED: Final = frozenset({Ask.Status.ACCEPTED, Ask.Status.DECLINED, Ask.Status.CANCELLED})
 
 
@@ -137,22 +139,33 @@ class AskRecorder:
 
     async def _run(self, queue: asyncio.Queue[_Op]) -> None:
         loop = asyncio.get_running_loop()
+        held: list[_Op] = []  # changes a lost database connection kept from being written
         while True:
             batch = [await queue.get()]
             while len(batch) < self.batch_size and not queue.empty():
                 batch.append(queue.get_nowait())
-            inserts = [op.ask for op in batch if isinstance(op, _Insert)]
-            closes = [op for op in batch if isinstance(op, _Close)]
+            changes = held + [op for op in batch if not isinstance(op, _Barrier)]
             barriers = [op.done for op in batch if isinstance(op, _Barrier)]
+            held = []
+            inserts = [op.ask for op in changes if isinstance(op, _Insert)]
+            closes = [op for op in changes if isinstance(op, _Close)]
             try:
                 ended: list[str] = []
                 if inserts or closes:
                     ended = await loop.run_in_executor(self._executor, write, inserts, closes)
+            except (OperationalError, InterfaceError) as exc:
+                # The database is away for a moment (a restart, a dropped socket, a lock held
+                # too long): keep the changes for the next attempt rather than lose them.
+                logger.warning(
+                    "could not record %d ask change(s), will retry: %s", len(changes), exc
+                )
+                held = changes
+                _fail(barriers, exc)
+                loop.call_later(RETRY_SECONDS, queue.put_nowait, _Barrier(loop.create_future()))
+                continue
             except Exception as exc:
-                logger.exception("could not record %d ask change(s)", len(inserts) + len(closes))
-                for barrier in barriers:
-                    if not barrier.done():
-                        barrier.set_exception(exc)
+                logger.exception("could not record %d ask change(s)", len(changes))
+                _fail(barriers, exc)
                 continue
             for barrier in barriers:
                 if not barrier.done():
@@ -164,58 +177,98 @@ class AskRecorder:
                     logger.exception("could not tell the inboxes that asks ended")
 
 
+def _fail(barriers: list[asyncio.Future[None]], exc: BaseException) -> None:
+    for barrier in barriers:
+        if not barrier.done():
+            barrier.set_exception(exc)
+
+
 def write(inserts: list[Ask], closes: list[_Close]) -> list[str]:
     """Insert new asks and close pending ones in one transaction, with their history events.
 
-    Returns the inbox asks that were closed (the inboxes drop them).
+    Runs on the writer thread, which keeps its connection between batches: opening a SQLite
+    connection, and checkpointing it on close, cost more than the writes. After a connection
+    error the connection is dropped so the next attempt opens a new one. Returns the inbox asks
+    that were closed (the inboxes drop them).
     """
-    close_old_connections()
     try:
-        ended: list[str] = []
-        events: list[AskEvent] = []
-        with transaction.atomic():
-            if inserts:
-                _drop_unknown_addressees(inserts)
-                Ask.objects.bulk_create(inserts, ignore_conflicts=True)
-                for ask in inserts:
+        return _write(inserts, closes)
+    except (OperationalError, InterfaceError):
+        connection.close()
+        raise
+
+
+def _write(inserts: list[Ask], closes: list[_Close]) -> list[str]:
+    ended: list[str] = []
+    events: list[AskEvent] = []
+    # An ask asked and ended within one batch is inserted already closed: no UPDATE for it.
+    new = {ask.id: ask for ask in inserts}
+    folded: list[_Close] = []
+    later: list[_Close] = []
+    for close in closes:
+        ask = new.get(close.id)
+        if ask is None:
+            later.append(close)
+        elif ask.status == Ask.Status.PENDING:
+            _apply(ask, close)
+            folded.append(close)
+    with transaction.atomic():
+        if inserts:
+            _drop_unknown_addressees(inserts)
+            Ask.objects.bulk_create(inserts, ignore_conflicts=True)
+            for ask in inserts:
+                events.append(
+                    AskEvent(
+                        ask=ask,
+                        kind=AskEvent.Kind.CREATED,
+                        at=ask.created,
+                        actor_id=ask.asked_by_id,
+                        actor_label=ask.client_name or "client",
+                        route=ask.route,
+                    )
+                )
+                if ask.route == Ask.Route.CLIENT:  # the client shows it straight away
                     events.append(
                         AskEvent(
                             ask=ask,
-                            kind=AskEvent.Kind.CREATED,
+                            kind=AskEvent.Kind.SHOWN,
                             at=ask.created,
-                            actor_id=ask.asked_by_id,
                             actor_label=ask.client_name or "client",
                             route=ask.route,
                         )
                     )
-                    if ask.route == Ask.Route.CLIENT:  # the client shows it straight away
-                        events.append(
-                            AskEvent(
-                                ask=ask,
-                                kind=AskEvent.Kind.SHOWN,
-                                at=ask.created,
-                                actor_label=ask.client_name or "client",
-                                route=ask.route,
-                            )
-                        )
-            for close in closes:
-                fields: dict[str, Any] = {"status": close.status}
-                if close.status in ANSWERED:
-                    fields["answered_at"] = close.at
-                if close.answer is not None:
-                    fields["answer"] = dict(close.answer)
-                changed = Ask.objects.filter(pk=close.id, status=Ask.Status.PENDING).update(
-                    **fields
+        if later:
+            # Conditional on still pending: an answer recorded first (the browser, an admin)
+            # wins and wrote its own event; the row lock keeps it so until the commit.
+            pending = set(
+                Ask.objects.select_for_update()
+                .filter(pk__in=[close.id for close in later], status=Ask.Status.PENDING)
+                .values_list("pk", flat=True)
+            )
+            rows: list[Ask] = []
+            for close in later:
+                if close.id in pending:
+                    pending.discard(close.id)  # two closes of one ask: the first one won
+                    row = Ask(id=close.id)
+                    _apply(row, close)
+                    rows.append(row)
+                    folded.append(close)
+            if rows:
+                Ask.objects.filter(status=Ask.Status.PENDING).bulk_update(
+                    rows, ["status", "answered_at", "answer"]
                 )
-                if not changed:
-                    continue  # decided already (a browser answer, an admin): that wrote its event
-                events.append(_closing_event(close))
-                if close.route != Ask.Route.CLIENT:
-                    ended.append(close.id.hex)
-            AskEvent.objects.bulk_create(events)
-        return ended
-    finally:
-        close_old_connections()
+        for close in folded:
+            events.append(_closing_event(close))
+            if close.route != Ask.Route.CLIENT:
+                ended.append(close.id.hex)
+        AskEvent.objects.bulk_create(events)
+    return ended
+
+
+def _apply(ask: Ask, close: _Close) -> None:
+    ask.status = close.status
+    ask.answered_at = close.at if close.status in ANSWERED else None
+    ask.answer = dict(close.answer) if close.answer is not None else None
 
 
 def _drop_unknown_addressees(asks: list[Ask]) -> None:
