@@ -14,7 +14,7 @@ from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.timesince import timesince
 
-from .auth import TOKEN_PREFIX, digest
+from .auth import TOKEN_PREFIX, TOKENS, digest
 from .models import ApiToken, Ask, AskEvent, LegacySessionRecord, Webhook, WebhookDelivery
 from .services import ask_cancel, ask_expire
 
@@ -143,10 +143,25 @@ class ApiTokenAdmin(TokenAdminBase):
                 request, f"The new token is {token} — copy it now; it will not be shown again."
             )
         super().save_model(request, obj, form, change)
+        TOKENS.forget(obj.digest)  # a revocation or a new team counts at once in this process
+
+    def delete_model(self, request: HttpRequest, obj: ApiToken) -> None:
+        super().delete_model(request, obj)
+        TOKENS.forget(obj.digest)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[ApiToken]) -> None:
+        digests = list(queryset.values_list("digest", flat=True))
+        super().delete_queryset(request, queryset)
+        for each in digests:
+            TOKENS.forget(each)
 
     @admin.action(description="Revoke the selected tokens")
     def revoke(self, request: HttpRequest, queryset: QuerySet[ApiToken]) -> None:
-        count = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+        active = queryset.filter(revoked_at__isnull=True)
+        digests = list(active.values_list("digest", flat=True))
+        count = active.update(revoked_at=timezone.now())
+        for each in digests:
+            TOKENS.forget(each)  # other workers notice within auth.CACHE_SECONDS
         self.message_user(request, f"Revoked {count} token(s).")
 
 

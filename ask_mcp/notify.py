@@ -42,12 +42,22 @@ def team_id_of(team: str | None) -> int | None:
         return None
 
 
+def slack_escape(text: str) -> str:
+    """Text a Slack-compatible receiver shows as written: no `<!channel>` pings, no disguised links."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def announcement(question: Question, link: str) -> dict[str, Any]:
-    """The JSON body: `text` for Slack-compatible receivers, `ask` for everything else."""
-    asker = question.client_name or "An agent"
+    """The JSON body: `text` for Slack-compatible receivers, `ask` for everything else.
+
+    The model's words are escaped in `text` (receivers read it as markup) and left as they are
+    in `ask`.
+    """
+    asker = slack_escape(question.client_name or "An agent")
+    said = slack_escape(question.message)
     expires = datetime.fromtimestamp(question.expires_at, UTC).isoformat(timespec="seconds")
     return {
-        "text": f"{asker} asks (via {question.tool}): {question.message}\nAnswer: {link}",
+        "text": f"{asker} asks (via {slack_escape(question.tool)}): {said}\nAnswer: {link}",
         "ask": {
             "id": question.id,
             "url": link,

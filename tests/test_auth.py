@@ -193,3 +193,25 @@ async def test_anonymous_use_is_allowed_on_loopback_only(client: Any, allowed: b
             await authenticate({}, client, anonymous_loopback=True)
     with pytest.raises(Unauthorized):
         await authenticate({}, client, anonymous_loopback=False)
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_revoking_in_the_admin_takes_effect_at_once_in_this_process() -> None:
+    from asgiref.sync import sync_to_async
+    from django.contrib.admin.sites import site
+    from django.test import RequestFactory
+
+    from ask_mcp.admin import ApiTokenAdmin
+    from ask_mcp.auth import TOKENS, issue_token
+
+    user = await User.objects.acreate(username="dave")
+    _, token = await sync_to_async(issue_token)(user)
+    headers = {"authorization": f"Bearer {token}"}
+    assert await authenticate(headers, None, anonymous_loopback=False) is not None  # now cached
+    admin = ApiTokenAdmin(ApiToken, site)
+    admin.message_user = lambda *args, **kwargs: None  # type: ignore[method-assign]
+    request = RequestFactory().post("/admin/")
+    await sync_to_async(admin.revoke)(request, ApiToken.objects.filter(user=user))
+    with pytest.raises(Unauthorized, match="unknown or revoked"):
+        await authenticate(headers, None, anonymous_loopback=False)
+    TOKENS.forget()

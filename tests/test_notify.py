@@ -8,6 +8,7 @@ import json
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -139,3 +140,13 @@ async def test_a_receiver_that_recovers_gets_the_question_on_a_retry() -> None:
 
 async def test_an_anonymous_question_announces_nothing(receiver: Receiver) -> None:
     assert await notify.announce(question(None, None), "http://x/") == 0
+
+
+def test_the_slack_text_escapes_what_the_model_wrote_and_the_ask_keeps_it() -> None:
+    asked = replace(question(None, None), message="<!channel> see <http://evil|docs> & reply")
+    body = notify.announcement(asked, "http://x/asks/a/")
+    assert body["text"] == (
+        "Claude asks (via user_ask): &lt;!channel&gt; see &lt;http://evil|docs&gt; &amp; reply"
+        "\nAnswer: http://x/asks/a/"
+    )
+    assert body["ask"]["message"] == "<!channel> see <http://evil|docs> & reply"

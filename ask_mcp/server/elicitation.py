@@ -452,7 +452,7 @@ class ElicitationTable:
         if not isinstance(token, str):
             raise InvalidState("malformed")
         claims = self.sealer.open(token)
-        if claims.principal != self.sealer.principal_digest(principal):
+        if not self.sealer.principal_matches(claims.principal, principal):
             raise InvalidState("principal")
         if claims.binding != binding:
             raise InvalidState("request")

@@ -71,10 +71,17 @@ class StateSealer:
 
     def principal_digest(self, principal: str | None) -> str:
         """An opaque stand-in for the principal, so tokens do not show who asked."""
-        if principal is None:
-            return "-"
-        tag = hmac.new(self._keys[0], b"principal\0" + principal.encode("utf-8"), hashlib.sha256)
-        return base64.urlsafe_b64encode(tag.digest()[:9]).decode("ascii")
+        return _principal_digest(self._keys[0], principal)
+
+    def principal_matches(self, claimed: str, principal: str | None) -> bool:
+        """Whether a state's principal digest names `principal` under any key (so rotation keeps
+        states sealed with a previous key usable by their own principal)."""
+        if not isinstance(claimed, str):
+            return False
+        return any(
+            hmac.compare_digest(claimed.encode("utf-8"), _principal_digest(key, principal).encode())
+            for key in self._keys
+        )
 
     def seal(self, claims: StateClaims) -> str:
         payload = json.dumps(
@@ -118,6 +125,13 @@ class StateSealer:
         if version != _VERSION:
             raise InvalidState("version")
         return StateClaims(call, round_no, owner, principal, binding, float(expires_at))
+
+
+def _principal_digest(key: bytes, principal: str | None) -> str:
+    if principal is None:
+        return "-"
+    tag = hmac.new(key, b"principal\0" + principal.encode("utf-8"), hashlib.sha256)
+    return base64.urlsafe_b64encode(tag.digest()[:9]).decode("ascii")
 
 
 def _b64(raw: bytes) -> str:

@@ -67,3 +67,17 @@ def test_principals_are_not_readable_in_the_token() -> None:
 def test_short_keys_are_refused() -> None:
     with pytest.raises(ValueError, match="at least 32 bytes"):
         StateSealer([b"short"])
+
+
+def test_rotation_keeps_the_principal_check_of_states_sealed_with_the_previous_key() -> None:
+    old, new = derive_key("old" * 20), derive_key("new" * 20)
+    before = StateSealer([old])
+    claims = StateClaims(
+        "7", 2, "local.abc", before.principal_digest("user:1"), CLAIMS.binding, 1e10
+    )
+    after = StateSealer([new, old])
+    opened = after.open(before.seal(claims))
+    assert after.principal_matches(opened.principal, "user:1")
+    assert not after.principal_matches(opened.principal, "user:2")
+    assert not after.principal_matches(opened.principal, None)
+    assert after.principal_matches("-", None) and not after.principal_matches("-", "user:1")
