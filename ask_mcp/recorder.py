@@ -5,6 +5,10 @@ batches, on a single database thread. A question sent to the client (MRTR) never
 the database; a question for the browser waits until its row exists, because the inbox is
 about to show it. Every status update is conditional on the ask still being pending, so an
 answer already recorded (a browser answer, an admin's cancel) is never overwritten.
+
+Nothing is dropped when the database is away (PostgreSQL restarting, SQLite locked past its
+timeout): the writes are kept in order and retried with backoff until they land. A row the
+database will never take costs only itself, not the batch it came in.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Final
 
-from django.db import close_old_connections, transaction
+from django.db import InterfaceError, OperationalError, close_old_connections, transaction
 
 from . import conf, sweeper
 from .auth import user_id_of
@@ -26,12 +30,21 @@ from .inbox import ENDED, announce
 from .models import Ask, AskEvent, event_for_status
 from .notify import team_id_of
 from .server.elicitation import Question
+from .server.errors import ToolError
 
 logger = logging.getLogger("ask_mcp.recorder")
 
 BATCH_SIZE: Final = 500
 """Most operations written in one transaction."""
 ANSWERED: Final = frozenset({Ask.Status.ACCEPTED, Ask.Status.DECLINED, Ask.Status.CANCELLED})
+RETRY_PAUSES: Final = (0.1, 0.25, 0.5, 1.0, 2.0)
+"""Seconds before writing again after the database failed; the last repeats."""
+NOT_RECORDED: Final = (
+    "The question could not be put in the inbox: the database is unavailable right now. "
+    "Try again shortly, or carry on without asking."
+)
+TRANSIENT: Final = (OperationalError, InterfaceError)
+"""Database errors that pass (a lost connection, a lock): the same write will work later."""
 
 
 @dataclass(slots=True)
@@ -74,7 +87,10 @@ class AskRecorder:
     async def asked(self, question: Question) -> None:
         self._submit(_Insert(self._row(question)))
         if question.route != Ask.Route.CLIENT:
-            await self.flush()  # the inbox is about to show it: the row must exist
+            try:
+                await self.flush()  # the inbox is about to show it: the row must exist
+            except TRANSIENT as exc:
+                raise ToolError(NOT_RECORDED) from exc
 
     def ended(self, question: Question, status: str, answer: Mapping[str, Any] | None) -> None:
         self._submit(
@@ -137,25 +153,50 @@ class AskRecorder:
 
     async def _run(self, queue: asyncio.Queue[_Op]) -> None:
         loop = asyncio.get_running_loop()
+        held: list[_Op] = []  # writes the database refused for now, oldest first
+        failures = 0
         while True:
-            batch = [await queue.get()]
+            if held:
+                await asyncio.sleep(RETRY_PAUSES[min(failures, len(RETRY_PAUSES)) - 1])
+                batch = held
+            else:
+                batch = [await queue.get()]
             while len(batch) < self.batch_size and not queue.empty():
                 batch.append(queue.get_nowait())
             inserts = [op.ask for op in batch if isinstance(op, _Insert)]
             closes = [op for op in batch if isinstance(op, _Close)]
             barriers = [op.done for op in batch if isinstance(op, _Barrier)]
+            held = []
+            problem: Exception | None = None
+            ended: list[str] = []
             try:
-                ended: list[str] = []
                 if inserts or closes:
                     ended = await loop.run_in_executor(self._executor, write, inserts, closes)
-            except Exception as exc:
-                logger.exception("could not record %d ask change(s)", len(inserts) + len(closes))
-                for barrier in barriers:
-                    if not barrier.done():
-                        barrier.set_exception(exc)
-                continue
+                failures = 0
+            except TRANSIENT as exc:
+                failures += 1
+                logger.warning(
+                    "could not record %d ask change(s) (attempt %d); keeping them to retry: %s",
+                    len(inserts) + len(closes),
+                    failures,
+                    exc,
+                )
+                held = [op for op in batch if not isinstance(op, _Barrier)]
+                problem = exc
+            except Exception:
+                # Some row the database will never take: write one at a time, losing only it.
+                logger.exception("could not record a batch of ask changes; writing them singly")
+                changes = [op for op in batch if not isinstance(op, _Barrier)]
+                ended, held, problem = await loop.run_in_executor(
+                    self._executor, write_singly, changes
+                )
+                failures += 1 if held else 0
             for barrier in barriers:
-                if not barrier.done():
+                if barrier.done():
+                    continue
+                if problem is not None:
+                    barrier.set_exception(problem)
+                else:
                     barrier.set_result(None)
             if ended:
                 try:
@@ -216,6 +257,31 @@ def write(inserts: list[Ask], closes: list[_Close]) -> list[str]:
         return ended
     finally:
         close_old_connections()
+
+
+def write_singly(
+    changes: list[_Insert | _Close],
+) -> tuple[list[str], list[_Op], Exception | None]:
+    """Write each change in its own transaction.
+
+    Returns the inbox asks closed, the changes to retry (the database went away meanwhile) and
+    the first refusal; a refused change is logged and dropped, the others are not held back.
+    """
+    ended: list[str] = []
+    retry: list[_Op] = []
+    first: Exception | None = None
+    for change in changes:
+        try:
+            if isinstance(change, _Insert):
+                ended += write([change.ask], [])
+            else:
+                ended += write([], [change])
+        except TRANSIENT:
+            retry.append(change)
+        except Exception as exc:
+            logger.exception("dropped one ask change the database refuses")
+            first = first or exc
+    return ended, retry, first
 
 
 def _drop_unknown_addressees(asks: list[Ask]) -> None:
