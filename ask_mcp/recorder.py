@@ -27,7 +27,7 @@ from django.db import InterfaceError, OperationalError, close_old_connections, t
 from . import conf, sweeper
 from .auth import user_id_of
 from .inbox import ENDED, announce
-from .models import Ask, AskEvent, event_for_status
+from .models import Ask, AskEvent, event_for_status, storable
 from .notify import team_id_of
 from .server.elicitation import Question
 from .server.errors import ToolError
@@ -97,7 +97,7 @@ class AskRecorder:
             _Close(
                 uuid.UUID(question.id),
                 status,
-                answer,
+                storable(answer),
                 dt.datetime.now(dt.UTC),
                 question.route,
             )
@@ -117,11 +117,11 @@ class AskRecorder:
         return Ask(
             id=uuid.UUID(question.id),
             created=timestamp(question.created_at),
-            message=question.message,
-            schema=dict(question.schema),
+            message=storable(question.message),
+            schema=storable(dict(question.schema)),
             tool=question.tool,
             toolkit=self._toolkit_of(question.tool),
-            client_name=question.client_name or "",
+            client_name=storable(question.client_name or ""),
             principal=question.principal or "",
             asked_by_id=user_id_of(question.principal),
             team_id=team_id_of(question.team),

@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from . import conf
 from .inbox import ENDED, announce, announce_sync
-from .models import Ask, AskEvent, event_for_status
+from .models import Ask, AskEvent, event_for_status, storable
 from .relay import ChannelLayerUnavailable, ChannelRelay
 
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ def relay() -> ChannelRelay:
 def _decision(reply: Mapping[str, Any], user: User | AnonymousUser | None) -> dict[str, Any]:
     return {
         "status": STATUS_FOR_ACTION[reply["action"]],
-        "answer": reply.get("content"),
+        "answer": storable(reply.get("content")),
         "answered_by": user if user is not None and user.is_authenticated else None,
         "answered_at": timezone.now(),
     }
