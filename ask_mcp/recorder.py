@@ -14,6 +14,7 @@ database will never take costs only itself, not the batch it came in.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import logging
 import uuid
@@ -83,6 +84,11 @@ class AskRecorder:
         # One thread keeps one connection and serialises the writes.
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ask_mcp-recorder")
         self._toolkits: dict[str, str] | None = None
+        # The server is built on its first request: from then on the sweeper closes what a
+        # crashed predecessor left pending, even if nobody asks or opens the inbox.
+        with contextlib.suppress(RuntimeError):  # no event loop here: started on first use
+            asyncio.get_running_loop()
+            sweeper.SWEEPER.ensure_running()
 
     async def asked(self, question: Question) -> None:
         self._submit(_Insert(self._row(question)))
