@@ -7,7 +7,6 @@ the same field names, the CSRF token from the cookie, the session cookie.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import re
@@ -92,12 +91,17 @@ class HeldCall:
 
 @contextlib.asynccontextmanager
 async def held_call(
-    url: str, tool: str = "user_ask", headers: dict[str, str] | None = None, **arguments: Any
+    url: str,
+    tool: str = "user_ask",
+    headers: dict[str, str] | None = None,
+    http: httpx2.AsyncClient | None = None,
+    **arguments: Any,
 ) -> AsyncIterator[HeldCall]:
     """Start a held call and yield once the server reported where to answer it.
 
     The request carries a progressToken, so the server's first progress notification names the
-    ask's page. Leaving the block closes the connection: the client went away.
+    ask's page. Leaving the block closes the connection: the client went away. Many calls at
+    once should share one `http` client.
     """
     body = request_body(
         "tools/call",
@@ -109,12 +113,14 @@ async def held_call(
             "progressToken": "p",
         },
     )
-    async with (
-        httpx2.AsyncClient(timeout=httpx2.Timeout(30.0, read=60.0)) as http,
-        http.stream(
-            "POST", url, json=body, headers={**headers_for(body), **(headers or {})}
-        ) as response,
-    ):
+    async with contextlib.AsyncExitStack() as stack:
+        if http is None:
+            http = await stack.enter_async_context(
+                httpx2.AsyncClient(timeout=httpx2.Timeout(30.0, read=60.0))
+            )
+        response = await stack.enter_async_context(
+            http.stream("POST", url, json=body, headers={**headers_for(body), **(headers or {})})
+        )
         assert response.status_code == 200, await response.aread()
         lines = response.aiter_lines()
         async for line in lines:
@@ -123,10 +129,3 @@ async def held_call(
         else:
             raise AssertionError("the held call ended before it reported its ask")
         yield HeldCall(uuid.UUID(found.group(1)).hex, lines)
-
-
-async def bounded[T](awaitable: asyncio.Future[T] | Any, seconds: float = 20.0) -> T:
-    """Await with a bound, so a wrong outcome fails instead of hanging."""
-    async with asyncio.timeout(seconds):
-        result: T = await awaitable
-        return result
