@@ -36,9 +36,10 @@ from ask_mcp.endpoint import McpEndpoint
 from ask_mcp.protocol.jsonrpc import MAX_DEPTH
 from ask_mcp.server.state import StateClaims, StateSealer, derive_key
 from ask_mcp.toolkits.conformance import Conformance
+from tests.support import calls
 from tests.support.asgi_client import AsgiRequest
 from tests.support.browser import Person, add_user
-from tests.support.inbox_http import SignedIn, held_call, page_text, signed_in_http
+from tests.support.inbox_http import HeldCall, SignedIn, held_call, page_text, signed_in_http
 from tests.support.live import LiveServer, LiveServers
 from tests.support.wire import (
     FORM_CAPS,
@@ -50,7 +51,7 @@ from tests.support.wire import (
     post,
     request_body,
 )
-from tests.test_auth import SECURED, authed, token_for
+from tests.test_auth import SECURED, authed
 from tests.test_mrtr import Person as ClientPerson
 from tests.test_mrtr import accept, text_of
 
@@ -579,22 +580,22 @@ async def test_mcp_param_headers_mirror_their_argument_exactly(
 
 
 @pytest.fixture(scope="module")
-def secured(live_servers: LiveServers) -> LiveServer:
-    """test_auth's server (shared when both run): tokens required, users alice and bob."""
+def tokens(live_servers: LiveServers) -> dict[str, str]:
+    """Tokens for alice and bob on test_auth's server (shared when both run): tokens required."""
     server = live_servers.get(SECURED)
-    for name in ("alice", "bob"):
-        server.manage(
-            "shell",
-            "-c",
-            "from django.contrib.auth.models import User; "
-            f"User.objects.get_or_create(username={name!r})",
-        )
-    return server
+    script = (
+        "import json; from django.contrib.auth.models import User;"
+        "from ask_mcp.auth import issue_token;"
+        "print(json.dumps({name: issue_token(User.objects.get_or_create(username=name)[0],"
+        " name='catalogue')[1] for name in ('alice', 'bob')}))"
+    )
+    issued: dict[str, str] = json.loads(server.manage("shell", "-c", script).splitlines()[-1])
+    return issued
 
 
 @pytest.fixture(scope="module")
-def tokens(secured: LiveServer) -> dict[str, str]:
-    return {name: token_for(secured, name) for name in ("alice", "bob")}
+def secured(live_servers: LiveServers, tokens: dict[str, str]) -> LiveServer:
+    return live_servers.get(SECURED)
 
 
 def forged(state: str) -> str:
@@ -730,14 +731,6 @@ async def as_admin(web: LiveServer, admin: Person) -> AsyncIterator[SignedIn]:
         yield session
 
 
-async def records(url: str) -> dict[str, dict[str, Any]]:
-    """Every recorded ask by id, once the recorder has written everything."""
-    async with httpx2.AsyncClient(timeout=20) as client:
-        body = request_body("tools/call", {"name": "probe_records"})
-        reply = (await client.post(url, json=body, headers=headers_for(body))).json()
-    return {row["id"]: row for row in json.loads(reply["result"]["content"][0]["text"])}
-
-
 @dataclass(frozen=True)
 class FormCase:
     status: int
@@ -805,8 +798,9 @@ async def test_a_bad_form_post_is_refused_and_overwrites_nothing(
         poster: SignedIn | None = None
         if case.poster != "nobody":
             poster = await stack.enter_async_context(signed_in_http(web, people[case.poster]))
-        ask_id, call = await make_ask(web, as_admin, case.ask, stack)
-        before = (await records(web.mcp_url)).get(ask_id)
+        http = await stack.enter_async_context(calls.client())
+        ask_id, call = await make_ask(web, as_admin, case.ask, stack, http)
+        before = (await calls.records(http, web.mcp_url)).get(ask_id)
 
         if poster is None:  # a visitor with a CSRF cookie (from the sign-in page), no session
             async with httpx2.AsyncClient(base_url=web.base_url, timeout=20) as anonymous:
@@ -831,7 +825,7 @@ async def test_a_bad_form_post_is_refused_and_overwrites_nothing(
             assert response.headers["location"].startswith("/accounts/login/")
         else:
             assert case.text.format(admin=admin.username) in page_text(response.text)
-        after = (await records(web.mcp_url)).get(ask_id)
+        after = (await calls.records(http, web.mcp_url)).get(ask_id)
         if before is None:
             assert after is None  # nothing written
         else:  # nothing overwritten (the sweeper may meanwhile expire an overdue ask)
@@ -843,34 +837,40 @@ async def test_a_bad_form_post_is_refused_and_overwrites_nothing(
             assert "Sent: the waiting call has your reply." in page_text(sent.text)
             result = await call.result()
             assert result["result"]["content"][0]["text"] == '{"answer":"genuine"}'
-            row = (await records(web.mcp_url))[ask_id]
+            row = (await calls.records(http, web.mcp_url))[ask_id]
             assert (row["status"], row["answer"]) == ("accepted", {"answer": "genuine"})
 
 
-async def make_ask(web: LiveServer, as_admin: SignedIn, state: str, stack: Any) -> tuple[str, Any]:
+async def make_ask(
+    web: LiveServer,
+    as_admin: SignedIn,
+    state: str,
+    stack: contextlib.AsyncExitStack,
+    http: httpx2.AsyncClient,
+) -> tuple[str, HeldCall | None]:
     """An ask in `state`; with the held call when it still waits for an answer."""
     message = f"Catalogue ({state}) [{uuid.uuid4().hex[:8]}]"
     url = web.mcp_url
     if state == "unknown":
         return uuid.uuid4().hex, None
     if state == "pending":
-        call = await stack.enter_async_context(held_call(url, message=message))
+        call = await stack.enter_async_context(held_call(url, message=message, http=http))
         return call.ask_id, call
     if state == "withdrawn":
-        async with held_call(url, message=message) as call:
+        async with held_call(url, message=message, http=http) as call:
             pass  # the client leaves
-        await wait_ended(url, call.ask_id)
+        await wait_ended(http, url, call.ask_id)
         return call.ask_id, None
     if state == "expired":
         async with held_call(
-            url, "probe_form", message=message, schema=ANSWER_SCHEMA, timeout=0.3
+            url, "probe_form", http=http, message=message, schema=ANSWER_SCHEMA, timeout=0.3
         ) as call:
             result = await call.result()
         assert result["result"]["content"][0]["text"].startswith("The user did not answer in time.")
-        await wait_ended(url, call.ask_id)
+        await wait_ended(http, url, call.ask_id)
         return call.ask_id, None
     if state == "answered":
-        async with held_call(url, message=message) as call:
+        async with held_call(url, message=message, http=http) as call:
             await as_admin.answer(call.ask_id, answer="first")
             await call.result()
         return call.ask_id, None
@@ -889,22 +889,12 @@ async def make_ask(web: LiveServer, as_admin: SignedIn, state: str, stack: Any) 
         return ask_id.hex, None
     assert state == "client"
     # Shown by the client (MRTR); parked with a timeout, so it frees its place by itself.
-    arguments = {"message": message, "schema": ANSWER_SCHEMA, "timeout": 30}
-    body = request_body(
-        "tools/call", {"name": "probe_form", "arguments": arguments}, caps=FORM_CAPS
+    await calls.first_round(
+        http, url, "probe_form", message=message, schema=ANSWER_SCHEMA, timeout=30
     )
-    async with httpx2.AsyncClient(timeout=20) as client:
-        reply = await client.post(url, json=body, headers=headers_for(body))
-    assert reply.json()["result"]["resultType"] == "input_required"
-    (row,) = [r for r in (await records(url)).values() if r["message"] == message]
-    return row["id"], None
+    return calls.by_message(await calls.records(http, url), message)["id"], None
 
 
-async def wait_ended(url: str, ask_id: str) -> None:
+async def wait_ended(http: httpx2.AsyncClient, url: str, ask_id: str) -> None:
     """Until the server has ended the ask (bounded by the probe's own 10 s)."""
-    async with httpx2.AsyncClient(timeout=20) as client:
-        body = request_body(
-            "tools/call", {"name": "probe_wait", "arguments": {"kind": "ended", "key": ask_id}}
-        )
-        reply = (await client.post(url, json=body, headers=headers_for(body))).json()
-    assert json.loads(reply["result"]["content"][0]["text"])["fired"] is True
+    assert (await calls.probe(http, url, "wait", kind="ended", key=ask_id))["fired"] is True
