@@ -8,7 +8,8 @@ lands, once. Bad input never crashes the server and never loses or overwrites an
 
 What other files already assert in full stays there: the validation ladder's header, version
 and method rungs (test_endpoint), an expired state's plain result (test_mrtr), random input
-(test_fuzz), a forged form post in a real browser (test_inbox).
+(test_fuzz), a forged form post in a real browser (test_inbox), and NUL characters, which only
+PostgreSQL refuses (test_faults, against a PostgreSQL-backed pair of workers).
 """
 
 from __future__ import annotations
