@@ -196,7 +196,7 @@ class AskRecorder:
                 ended, held, problem = await loop.run_in_executor(
                     self._executor, write_singly, changes
                 )
-                failures += 1 if held else 0
+                failures = failures + 1 if held else 0
             for barrier in barriers:
                 if barrier.done():
                     continue
