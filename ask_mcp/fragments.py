@@ -38,6 +38,8 @@ class AskItem:
     """True: this request's answer won; False: it came too late; None: nothing was submitted."""
     history: list[AskEvent] = field(default_factory=list)
     """The ask's events, oldest first (its own page shows them)."""
+    notice: str | None = None
+    """Why a submitted reply could not be handled just now (it may be sent again)."""
 
     @property
     def hex(self) -> str:

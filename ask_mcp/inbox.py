@@ -40,12 +40,19 @@ def answer_url(ask_id: str, base_url: str | None) -> str:
 
 
 async def announce(kind: str, ask_ids: Iterable[str]) -> None:
-    """Tell every open inbox that these asks appeared (ASKED) or stopped waiting (ENDED)."""
+    """Tell every open inbox that these asks appeared (ASKED) or stopped waiting (ENDED).
+
+    Best effort: with the channel layer down, inboxes miss the live update but get the whole
+    list again when their socket reconnects; the ask, its answer and the call never depend on it.
+    """
     layer = get_channel_layer()
     if layer is None:
         return
-    for ask_id in ask_ids:
-        await layer.group_send(INBOX_GROUP, {"type": kind, "ask": ask_id})
+    try:
+        for ask_id in ask_ids:
+            await layer.group_send(INBOX_GROUP, {"type": kind, "ask": ask_id})
+    except Exception:
+        logger.warning("could not tell the inboxes about %s", kind, exc_info=True)
 
 
 def announce_sync(kind: str, ask_ids: Iterable[str]) -> None:

@@ -165,6 +165,21 @@ class AskEvent(models.Model):
         return f"{self.kind} by {self.actor or self.actor_label or 'the server'}"
 
 
+def storable(value: Any) -> Any:
+    """`value` (text or JSON) with every NUL character replaced by U+FFFD.
+
+    NUL is valid in JSON and in Python strings, but PostgreSQL's text and jsonb cannot hold it:
+    one client's "\\u0000" made the whole batch of asks it was written with fail.
+    """
+    if isinstance(value, str):
+        return value.replace("\x00", "\ufffd") if "\x00" in value else value
+    if isinstance(value, dict):
+        return {storable(key): storable(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [storable(item) for item in value]
+    return value
+
+
 def event_for_status(status: str) -> AskEvent.Kind:
     """The history event an ask's final status stands for."""
     return {

@@ -5,11 +5,16 @@ batches, on a single database thread. A question sent to the client (MRTR) never
 the database; a question for the browser waits until its row exists, because the inbox is
 about to show it. Every status update is conditional on the ask still being pending, so an
 answer already recorded (a browser answer, an admin's cancel) is never overwritten.
+
+Nothing is dropped when the database is away (PostgreSQL restarting, SQLite locked past its
+timeout): the writes are kept in order and retried with backoff until they land. A row the
+database will never take costs only itself, not the batch it came in.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import logging
 import uuid
@@ -23,17 +28,24 @@ from django.db import InterfaceError, OperationalError, connection, transaction
 from . import conf, sweeper
 from .auth import user_id_of
 from .inbox import ENDED, announce
-from .models import Ask, AskEvent, event_for_status
+from .models import Ask, AskEvent, event_for_status, storable
 from .notify import team_id_of
 from .server.elicitation import Question
+from .server.errors import ToolError
 
 logger = logging.getLogger("ask_mcp.recorder")
 
 BATCH_SIZE: Final = 500
 """Most operations written in one transaction."""
-RETRY_SECONDS: Final = 1.0
-"""Pause before writing again after the database could not be reached."""
 ANSWERED: Final = frozenset({Ask.Status.ACCEPTED, Ask.Status.DECLINED, Ask.Status.CANCELLED})
+RETRY_PAUSES: Final = (0.1, 0.25, 0.5, 1.0, 2.0)
+"""Seconds before writing again after the database failed; the last repeats."""
+NOT_RECORDED: Final = (
+    "The question could not be put in the inbox: the database is unavailable right now. "
+    "Try again shortly, or carry on without asking."
+)
+TRANSIENT: Final = (OperationalError, InterfaceError)
+"""Database errors that pass (a lost connection, a lock): the same write will work later."""
 
 
 @dataclass(slots=True)
@@ -72,18 +84,26 @@ class AskRecorder:
         # One thread keeps one connection and serialises the writes.
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ask_mcp-recorder")
         self._toolkits: dict[str, str] | None = None
+        # The server is built on its first request: from then on the sweeper closes what a
+        # crashed predecessor left pending, even if nobody asks or opens the inbox.
+        with contextlib.suppress(RuntimeError):  # no event loop here: started on first use
+            asyncio.get_running_loop()
+            sweeper.SWEEPER.ensure_running()
 
     async def asked(self, question: Question) -> None:
         self._submit(_Insert(self._row(question)))
         if question.route != Ask.Route.CLIENT:
-            await self.flush()  # the inbox is about to show it: the row must exist
+            try:
+                await self.flush()  # the inbox is about to show it: the row must exist
+            except TRANSIENT as exc:
+                raise ToolError(NOT_RECORDED) from exc
 
     def ended(self, question: Question, status: str, answer: Mapping[str, Any] | None) -> None:
         self._submit(
             _Close(
                 uuid.UUID(question.id),
                 status,
-                answer,
+                storable(answer),
                 dt.datetime.now(dt.UTC),
                 question.route,
             )
@@ -103,11 +123,11 @@ class AskRecorder:
         return Ask(
             id=uuid.UUID(question.id),
             created=timestamp(question.created_at),
-            message=question.message,
-            schema=dict(question.schema),
+            message=storable(question.message),
+            schema=storable(dict(question.schema)),
             tool=question.tool,
             toolkit=self._toolkit_of(question.tool),
-            client_name=question.client_name or "",
+            client_name=storable(question.client_name or ""),
             principal=question.principal or "",
             asked_by_id=user_id_of(question.principal),
             team_id=team_id_of(question.team),
@@ -139,36 +159,50 @@ class AskRecorder:
 
     async def _run(self, queue: asyncio.Queue[_Op]) -> None:
         loop = asyncio.get_running_loop()
-        held: list[_Op] = []  # changes a lost database connection kept from being written
+        held: list[_Op] = []  # writes the database refused for now, oldest first
+        failures = 0
         while True:
-            batch = [await queue.get()]
+            if held:
+                await asyncio.sleep(RETRY_PAUSES[min(failures, len(RETRY_PAUSES)) - 1])
+                batch = held
+            else:
+                batch = [await queue.get()]
             while len(batch) < self.batch_size and not queue.empty():
                 batch.append(queue.get_nowait())
-            changes = held + [op for op in batch if not isinstance(op, _Barrier)]
+            inserts = [op.ask for op in batch if isinstance(op, _Insert)]
+            closes = [op for op in batch if isinstance(op, _Close)]
             barriers = [op.done for op in batch if isinstance(op, _Barrier)]
             held = []
-            inserts = [op.ask for op in changes if isinstance(op, _Insert)]
-            closes = [op for op in changes if isinstance(op, _Close)]
+            problem: Exception | None = None
+            ended: list[str] = []
             try:
-                ended: list[str] = []
                 if inserts or closes:
                     ended = await loop.run_in_executor(self._executor, write, inserts, closes)
-            except (OperationalError, InterfaceError) as exc:
-                # The database is away for a moment (a restart, a dropped socket, a lock held
-                # too long): keep the changes for the next attempt rather than lose them.
+                failures = 0
+            except TRANSIENT as exc:
+                failures += 1
                 logger.warning(
-                    "could not record %d ask change(s), will retry: %s", len(changes), exc
+                    "could not record %d ask change(s) (attempt %d); keeping them to retry: %s",
+                    len(inserts) + len(closes),
+                    failures,
+                    exc,
                 )
-                held = changes
-                _fail(barriers, exc)
-                loop.call_later(RETRY_SECONDS, queue.put_nowait, _Barrier(loop.create_future()))
-                continue
-            except Exception as exc:
-                logger.exception("could not record %d ask change(s)", len(changes))
-                _fail(barriers, exc)
-                continue
+                held = [op for op in batch if not isinstance(op, _Barrier)]
+                problem = exc
+            except Exception:
+                # Some row the database will never take: write one at a time, losing only it.
+                logger.exception("could not record a batch of ask changes; writing them singly")
+                changes = [op for op in batch if not isinstance(op, _Barrier)]
+                ended, held, problem = await loop.run_in_executor(
+                    self._executor, write_singly, changes
+                )
+                failures = failures + 1 if held else 0
             for barrier in barriers:
-                if not barrier.done():
+                if barrier.done():
+                    continue
+                if problem is not None:
+                    barrier.set_exception(problem)
+                else:
                     barrier.set_result(None)
             if ended:
                 try:
@@ -177,23 +211,17 @@ class AskRecorder:
                     logger.exception("could not tell the inboxes that asks ended")
 
 
-def _fail(barriers: list[asyncio.Future[None]], exc: BaseException) -> None:
-    for barrier in barriers:
-        if not barrier.done():
-            barrier.set_exception(exc)
-
-
 def write(inserts: list[Ask], closes: list[_Close]) -> list[str]:
     """Insert new asks and close pending ones in one transaction, with their history events.
 
-    Runs on the writer thread, which keeps its connection between batches: opening a SQLite
-    connection, and checkpointing it on close, cost more than the writes. After a connection
-    error the connection is dropped so the next attempt opens a new one. Returns the inbox asks
-    that were closed (the inboxes drop them).
+    Runs on the writer thread, which keeps its connection from batch to batch: opening a
+    SQLite connection (and checkpointing it on close) cost more than the writes. After a
+    connection error the connection is dropped, so the retry opens a new one. Returns the inbox
+    asks that were closed (the inboxes drop them).
     """
     try:
         return _write(inserts, closes)
-    except (OperationalError, InterfaceError):
+    except TRANSIENT:
         connection.close()
         raise
 
@@ -201,18 +229,20 @@ def write(inserts: list[Ask], closes: list[_Close]) -> list[str]:
 def _write(inserts: list[Ask], closes: list[_Close]) -> list[str]:
     ended: list[str] = []
     events: list[AskEvent] = []
-    # An ask asked and ended within one batch is inserted already closed: no UPDATE for it.
+    # An ask asked and ended within one batch is inserted closed already: no UPDATE for it.
+    # (Applying it again when a failed batch is retried sets the same values.)
     new = {ask.id: ask for ask in inserts}
-    folded: list[_Close] = []
-    later: list[_Close] = []
-    for close in closes:
-        ask = new.get(close.id)
-        if ask is None:
-            later.append(close)
-        elif ask.status == Ask.Status.PENDING:
-            _apply(ask, close)
-            folded.append(close)
+    folded: dict[uuid.UUID, _Close] = {}
     with transaction.atomic():
+        for close in closes:
+            ask = new.get(close.id)
+            if ask is not None and close.id not in folded:  # two closes: the first one won
+                ask.status = close.status
+                if close.status in ANSWERED:
+                    ask.answered_at = close.at
+                if close.answer is not None:
+                    ask.answer = dict(close.answer)
+                folded[close.id] = close
         if inserts:
             _drop_unknown_addressees(inserts)
             Ask.objects.bulk_create(inserts, ignore_conflicts=True)
@@ -237,27 +267,21 @@ def _write(inserts: list[Ask], closes: list[_Close]) -> list[str]:
                             route=ask.route,
                         )
                     )
-        if later:
-            # Conditional on still pending: an answer recorded first (the browser, an admin)
-            # wins and wrote its own event; the row lock keeps it so until the commit.
-            pending = set(
-                Ask.objects.select_for_update()
-                .filter(pk__in=[close.id for close in later], status=Ask.Status.PENDING)
-                .values_list("pk", flat=True)
-            )
-            rows: list[Ask] = []
-            for close in later:
-                if close.id in pending:
-                    pending.discard(close.id)  # two closes of one ask: the first one won
-                    row = Ask(id=close.id)
-                    _apply(row, close)
-                    rows.append(row)
-                    folded.append(close)
-            if rows:
-                Ask.objects.filter(status=Ask.Status.PENDING).bulk_update(
-                    rows, ["status", "answered_at", "answer"]
+        for close in closes:
+            if close.id in new:
+                if folded[close.id] is not close:
+                    continue
+            else:
+                fields: dict[str, Any] = {"status": close.status}
+                if close.status in ANSWERED:
+                    fields["answered_at"] = close.at
+                if close.answer is not None:
+                    fields["answer"] = dict(close.answer)
+                changed = Ask.objects.filter(pk=close.id, status=Ask.Status.PENDING).update(
+                    **fields
                 )
-        for close in folded:
+                if not changed:
+                    continue  # decided already (a browser answer, an admin): that wrote its event
             events.append(_closing_event(close))
             if close.route != Ask.Route.CLIENT:
                 ended.append(close.id.hex)
@@ -265,10 +289,29 @@ def _write(inserts: list[Ask], closes: list[_Close]) -> list[str]:
     return ended
 
 
-def _apply(ask: Ask, close: _Close) -> None:
-    ask.status = close.status
-    ask.answered_at = close.at if close.status in ANSWERED else None
-    ask.answer = dict(close.answer) if close.answer is not None else None
+def write_singly(
+    changes: list[_Insert | _Close],
+) -> tuple[list[str], list[_Op], Exception | None]:
+    """Write each change in its own transaction.
+
+    Returns the inbox asks closed, the changes to retry (the database went away meanwhile) and
+    the first refusal; a refused change is logged and dropped, the others are not held back.
+    """
+    ended: list[str] = []
+    retry: list[_Op] = []
+    first: Exception | None = None
+    for change in changes:
+        try:
+            if isinstance(change, _Insert):
+                ended += write([change.ask], [])
+            else:
+                ended += write([], [change])
+        except TRANSIENT:
+            retry.append(change)
+        except Exception as exc:
+            logger.exception("dropped one ask change the database refuses")
+            first = first or exc
+    return ended, retry, first
 
 
 def _drop_unknown_addressees(asks: list[Ask]) -> None:

@@ -20,7 +20,11 @@ from typing import Any, Final
 from channels.layers import get_channel_layer
 
 from ask_mcp.protocol.forms import ElicitResult, read_elicit_result
-from ask_mcp.protocol.jsonrpc import MISSING_REQUIRED_CLIENT_CAPABILITY, JsonRpcError
+from ask_mcp.protocol.jsonrpc import (
+    INTERNAL_ERROR,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    JsonRpcError,
+)
 from ask_mcp.server.context import Stream
 from ask_mcp.server.elicitation import ElicitationTable
 from ask_mcp.server.errors import (
@@ -36,6 +40,16 @@ ALIVE_INTERVAL: Final = 5.0
 """Seconds between "still working" messages while an owner runs a forwarded round."""
 RETRY_BACKOFF: Final = (0.1, 0.5, 1.0, 2.0)
 """Pauses before listening again after the layer failed (Redis restarting, say)."""
+
+
+class ChannelLayerUnavailable(Exception):
+    """The channel layer (Redis) did not take a message: the worker it was for was not reached."""
+
+
+LAYER_DOWN_TEXT: Final = (
+    "Could not reach the server process holding this call: its channel layer (Redis) is "
+    "unavailable. The question is still waiting; retry the same request shortly."
+)
 
 
 class RelayedStream:
@@ -87,7 +101,19 @@ class ChannelRelay:
         self._listener = loop.create_task(self._listen(), name=f"ask_mcp relay {self.worker}")
 
     async def send(self, channel: str, message: dict[str, Any]) -> None:
-        await self.layer.send(channel, message)
+        """Put `message` on `channel`.
+
+        Raises:
+            ChannelLayerUnavailable: the layer refused it twice (Redis is down).
+        """
+        try:
+            await self.layer.send(channel, message)
+        except Exception:
+            # A pooled connection that died in an outage fails once, then reconnects.
+            try:
+                await self.layer.send(channel, message)
+            except Exception as exc:
+                raise ChannelLayerUnavailable(str(exc) or type(exc).__name__) from exc
 
     def add_handler(self, kind: str, handler: Callable[[dict[str, Any]], None]) -> None:
         """Handle messages of type `kind` arriving on this worker's channel."""
@@ -171,25 +197,30 @@ class ChannelRelay:
         Raises:
             QuestionNoLongerWaiting: the owner did not answer (it stopped or crashed).
             InvalidState: the owner says the state was already used.
-            JsonRpcError: the round ended in a protocol error.
+            JsonRpcError: the round ended in a protocol error, or the layer is down (-32603
+                saying so: the call was not reached, so the same retry may be sent again).
         """
         self.ensure_listening()
         corr = uuid.uuid4().hex
         queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self._replies[corr] = queue
         try:
-            await self.send(
-                claims.owner,
-                {
-                    "type": "mrtr.resume",
-                    "corr": corr,
-                    "reply_to": self.worker,
-                    "claims": asdict(claims),
-                    "responses": dict(responses),
-                    "progress_token": progress_token,
-                    "log_level": log_level,
-                },
-            )
+            try:
+                await self.send(
+                    claims.owner,
+                    {
+                        "type": "mrtr.resume",
+                        "corr": corr,
+                        "reply_to": self.worker,
+                        "claims": asdict(claims),
+                        "responses": dict(responses),
+                        "progress_token": progress_token,
+                        "log_level": log_level,
+                    },
+                )
+            except ChannelLayerUnavailable as exc:
+                logger.warning("could not forward a retry to %s: %s", claims.owner, exc)
+                raise JsonRpcError(INTERNAL_ERROR, LAYER_DOWN_TEXT) from exc
             patience = self.ack_timeout
             while True:
                 try:
@@ -288,6 +319,9 @@ class ChannelRelay:
 
         Returns whether a call was still there to take it: False when the call ended meanwhile,
         or its worker did not answer within `ack_timeout` (it stopped).
+
+        Raises:
+            ChannelLayerUnavailable: the reply could not be sent to the holding worker.
         """
         if worker == self.worker:
             return self._settle_here(ask_id, dict(reply), call_id)

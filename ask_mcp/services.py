@@ -17,8 +17,8 @@ from django.utils import timezone
 
 from . import conf
 from .inbox import ENDED, announce, announce_sync
-from .models import Ask, AskEvent, event_for_status
-from .relay import ChannelRelay
+from .models import Ask, AskEvent, event_for_status, storable
+from .relay import ChannelLayerUnavailable, ChannelRelay
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -40,7 +40,7 @@ def relay() -> ChannelRelay:
 def _decision(reply: Mapping[str, Any], user: User | AnonymousUser | None) -> dict[str, Any]:
     return {
         "status": STATUS_FOR_ACTION[reply["action"]],
-        "answer": reply.get("content"),
+        "answer": storable(reply.get("content")),
         "answered_by": user if user is not None and user.is_authenticated else None,
         "answered_at": timezone.now(),
     }
@@ -52,18 +52,27 @@ async def ask_answer(*, ask: Ask, reply: Mapping[str, Any], user: User | Anonymo
     False when it came too late: someone else decided first, the ask expired, or the call had
     already ended (its client left, its worker stopped); the answer is then kept, marked
     withdrawn, so nothing the person typed is lost.
+
+    Raises:
+        ChannelLayerUnavailable: the worker holding the call could not be reached (Redis is
+            down); the decision is undone, so the ask still waits and may be answered again.
     """
     now = timezone.now()
+    decision = _decision(reply, user)
     won = await (
-        Ask.objects.pending()
-        .in_browser()
-        .filter(pk=ask.pk, expires_at__gt=now)
-        .aupdate(**_decision(reply, user))
+        Ask.objects.pending().in_browser().filter(pk=ask.pk, expires_at__gt=now).aupdate(**decision)
     )
     if not won:
         return False
     actor = user if user.is_authenticated else None
-    taken = await relay().settle(ask.worker, ask.id.hex, reply)
+    try:
+        taken = await relay().settle(ask.worker, ask.id.hex, reply)
+    except ChannelLayerUnavailable:
+        # The call never heard of it: leave no answer on record that the model never got.
+        await Ask.objects.filter(
+            pk=ask.pk, status=decision["status"], answered_at=decision["answered_at"]
+        ).aupdate(status=Ask.Status.PENDING, answer=None, answered_by=None, answered_at=None)
+        raise
     if taken:
         await _record(ask, event_for_status(STATUS_FOR_ACTION[reply["action"]]), actor, "")
     else:

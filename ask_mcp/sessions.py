@@ -17,7 +17,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
-from ask_mcp.models import LegacySessionRecord
+from ask_mcp.models import LegacySessionRecord, storable
 from ask_mcp.protocol.jsonrpc import RequestId, Response, notification_message
 from ask_mcp.relay import ChannelRelay
 from ask_mcp.server.legacy import LegacySession
@@ -103,8 +103,8 @@ class LegacySessions:
         await LegacySessionRecord.objects.acreate(
             id=session.id,
             protocol_version=protocol_version,
-            capabilities=capabilities,
-            client_info=client_info,
+            capabilities=storable(capabilities),
+            client_info=storable(client_info),
             principal=principal or "",
             team=team or "",
             last_seen_at=datetime.now(UTC),

@@ -122,13 +122,25 @@ class Sweeper:
 
     def __init__(self) -> None:
         self._task: asyncio.Task[None] | None = None
+        self._swept: asyncio.Event | None = None
 
     def ensure_running(self) -> None:
         loop = asyncio.get_running_loop()
         task = self._task
         if task is not None and not task.done() and task.get_loop() is loop:
             return
+        self._swept = asyncio.Event()
         self._task = loop.create_task(self._run(), name="ask_mcp sweeper")
+
+    async def wait_swept(self) -> None:
+        """Wait until the running sweeper has finished a sweep (its first closes what a crash left).
+
+        Raises:
+            RuntimeError: no sweeper runs in this process yet.
+        """
+        if self._swept is None:
+            raise RuntimeError("the sweeper is not running")
+        await self._swept.wait()
 
     async def _run(self) -> None:
         worker = conf.get_server().table.worker
@@ -141,6 +153,9 @@ class Sweeper:
                 raise
             except Exception:
                 logger.exception("sweeping overdue asks failed")
+            else:
+                if self._swept is not None:
+                    self._swept.set()
             first = False
             await asyncio.sleep(float(conf.get("SWEEP_SECONDS")))
 

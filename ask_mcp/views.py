@@ -17,6 +17,7 @@ from django_htmx.middleware import HtmxDetails
 from .formfields import read_answer
 from .fragments import ASKS, AskItem, item
 from .models import Ask, AskEvent
+from .relay import ChannelLayerUnavailable
 from .routing import LIVE_ASK_PATH, LIVE_INBOX_PATH
 from .services import ask_answer, ask_shown, asks_shown
 from .sweeper import SWEEPER
@@ -26,6 +27,11 @@ if TYPE_CHECKING:
 
 
 ACTIONS = ("accept", "decline", "cancel")
+NOT_DELIVERED = (
+    "Not sent: the server could not reach the process holding this question (its channel layer "
+    "is unavailable). Nothing was recorded and the question still waits; send your reply again "
+    "in a moment."
+)
 
 
 class HtmxHttpRequest(HttpRequest):
@@ -104,9 +110,23 @@ async def _answer(request: HtmxHttpRequest, user: User | AnonymousUser, ask: Ask
         reply = {"action": "accept", "content": content}
     else:
         reply = {"action": action}
-    won = await ask_answer(ask=ask, reply=reply, user=user)
+    try:
+        won = await ask_answer(ask=ask, reply=reply, user=user)
+    except ChannelLayerUnavailable:
+        return _not_delivered(request, ask, from_inbox)
     ask = await Ask.objects.select_related("answered_by", "asked_by").aget(pk=ask.pk)
     return _after(request, AskItem(ask, sent=won), from_inbox)
+
+
+def _not_delivered(request: HtmxHttpRequest, ask: Ask, from_inbox: bool) -> HttpResponse:
+    """The reply could not reach its call: say so, and keep what the person filled in."""
+    shown = item(ask, submitted=request.POST)
+    shown.notice = NOT_DELIVERED
+    if from_inbox:  # the card, with its inputs, stays in the inbox
+        return render(request, f"{ASKS}#inbox-failed", {"item": shown})
+    if request.htmx:  # htmx swaps only 2xx responses
+        return render(request, f"{ASKS}#page-answered", {"item": shown})
+    return _page(request, shown, status=503)
 
 
 def _after(request: HtmxHttpRequest, shown: AskItem, from_inbox: bool) -> HttpResponse:

@@ -81,6 +81,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "ask_mcp.middleware.DatabaseUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "askserver.urls"

@@ -12,6 +12,11 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 if (db := os.environ.get("ASKSERVER_TEST_DB")) and not os.environ.get("DATABASE_URL"):
     DATABASES = {"default": {**DATABASES["default"], "NAME": db}}  # noqa: F405
+    if timeout := os.environ.get("ASKSERVER_TEST_SQLITE_TIMEOUT"):  # the lock tests wait less
+        DATABASES["default"]["OPTIONS"] = {
+            **DATABASES["default"]["OPTIONS"],
+            "timeout": float(timeout),
+        }
 
 # In-process tests act as loopback clients without tokens; the auth tests configure their own.
 ASK_MCP = json.loads(os.environ.get("ASK_MCP_TEST_CONFIG", '{"ALLOW_ANONYMOUS_LOOPBACK": true}'))

@@ -7,6 +7,7 @@ goes through here, so the codec can be swapped in one place.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -29,6 +30,14 @@ MISSING_REQUIRED_CLIENT_CAPABILITY: Final = -32021
 """The request needs a client capability the client did not declare (2026-07-28)."""
 UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
 """The request's protocol version is not one this server speaks (2026-07-28)."""
+
+MAX_DEPTH: Final = 100
+"""Deepest nesting of arrays and objects a message may have.
+
+Far beyond any real MCP message, and far below where re-encoding a client's value deeper in the
+call stack (storing a session's capabilities, say) would hit Python's recursion limit: values
+the parser accepted near that limit crashed the code that stored them.
+"""
 
 HTTP_STATUS_FOR_CODE: Final[Mapping[int, int]] = {
     PARSE_ERROR: 400,
@@ -146,10 +155,51 @@ def parse_message(body: bytes) -> Message:
     except ValueError as exc:  # NaN/Infinity, or an integer past Python's digit limit
         raise MessageError(JsonRpcError(PARSE_ERROR, f"Parse error: {exc}")) from exc
     except RecursionError as exc:
+        raise MessageError(_too_deep()) from exc
+    # Cheap screens first: only a body with enough brackets can be too deep, and only one with a
+    # surrogate escape can hold a lone surrogate.
+    if body.count(b"[") + body.count(b"{") > MAX_DEPTH and _deeper_than(value, MAX_DEPTH):
+        raise MessageError(_too_deep())
+    if _SURROGATE_ESCAPE.search(body) and not _is_unicode(value):
+        # JSON's syntax allows "\ud800" alone, but it is no character: every later encoding
+        # of the value (the reply, the database) would fail.
         raise MessageError(
-            JsonRpcError(PARSE_ERROR, "Parse error: the JSON is nested too deeply")
-        ) from exc
+            JsonRpcError(
+                PARSE_ERROR,
+                "Parse error: the JSON holds an unpaired UTF-16 surrogate escape (such as "
+                "\\ud800), which is not a Unicode character",
+            )
+        )
     return message_from_json(value)
+
+
+_SURROGATE_ESCAPE: Final = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _too_deep() -> JsonRpcError:
+    return JsonRpcError(
+        PARSE_ERROR, f"Parse error: the JSON is nested more than {MAX_DEPTH} levels deep"
+    )
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether arrays and objects nest more than `limit` levels in `value` (no recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 1)] if isinstance(value, dict | list) else []
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = node.values() if isinstance(node, dict) else node
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
+
+
+def _is_unicode(value: Any) -> bool:
+    try:
+        _encoder.encode(value).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _reject_constant(name: str) -> Any:

@@ -47,9 +47,12 @@ class ProbeObserver:
 
     def __init__(self, inner: QuestionObserver | None = None) -> None:
         self.ended_log: list[dict[str, Any]] = []
+        self.asked_count = 0
         self.inner = inner
 
     async def asked(self, question: Question) -> None:
+        self.asked_count += 1
+        EVENTS.set("asked-count", str(self.asked_count))  # before the inner one, which may fail
         if self.inner is not None:
             await self.inner.asked(question)
         EVENTS.set("asked", question.tool)
@@ -61,6 +64,7 @@ class ProbeObserver:
         self.ended_log.append({"tool": question.tool, "status": status, "route": question.route})
         EVENTS.set("ended", question.tool)
         EVENTS.set("ended", question.id)
+        EVENTS.set("ended-count", str(len(self.ended_log)))
 
 
 OBSERVER = ProbeObserver()
@@ -101,11 +105,18 @@ class Probe(Toolkit):
         """How many times `twice` started for a key."""
         return str(STARTS[arguments["key"]])
 
-    @tool("hang", input_schema=KEY_SCHEMA)
+    @tool(
+        "hang",
+        input_schema={
+            "type": "object",
+            "properties": {"key": {"type": "string"}, "message": {"type": "string"}},
+            "required": ["key"],
+        },
+    )
     async def hang(self, ctx: Context, arguments: dict[str, Any]) -> str:
-        """Asks once, then blocks until cancelled."""
+        """Asks once (`message`, "Go?" by default), then blocks until cancelled."""
         key = arguments["key"]
-        await ctx.elicit("Go?", ANSWER)
+        await ctx.elicit(arguments.get("message", "Go?"), ANSWER)
         EVENTS.set("blocked", key)
         try:
             await asyncio.Event().wait()
@@ -113,6 +124,48 @@ class Probe(Toolkit):
             EVENTS.set("cancelled", key)
             raise
         return "unreachable"
+
+    @tool("stall", input_schema=KEY_SCHEMA)
+    async def stall(self, ctx: Context, arguments: dict[str, Any]) -> str:
+        """Blocks before asking anything, until cancelled."""
+        key = arguments["key"]
+        EVENTS.set("stalled", key)
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            EVENTS.set("cancelled", key)
+            raise
+        return "unreachable"
+
+    @tool(
+        "count",
+        input_schema={
+            "type": "object",
+            "properties": {
+                "kind": {"type": "string", "enum": ["asked", "ended"]},
+                "count": {"type": "integer"},
+            },
+            "required": ["kind", "count"],
+        },
+    )
+    async def count(self, ctx: Context, arguments: dict[str, Any]) -> str:
+        """Wait (at most 10 s) until `count` questions were asked (or ended) since the start."""
+        kind, count = arguments["kind"], arguments["count"]
+        now = OBSERVER.asked_count if kind == "asked" else len(OBSERVER.ended_log)
+        fired = now >= count or await EVENTS.wait(f"{kind}-count", str(count), 10.0)
+        return json.dumps({"fired": fired, "asked": OBSERVER.asked_count, **table_state(ctx)})
+
+    @tool("swept")
+    async def swept(self, ctx: Context, arguments: dict[str, Any]) -> str:
+        """Wait (at most 10 s) until the server's own sweeper finished a sweep; never starts it."""
+        from ask_mcp.sweeper import SWEEPER
+
+        try:
+            async with asyncio.timeout(10.0):
+                await SWEEPER.wait_swept()
+        except (TimeoutError, RuntimeError):
+            return json.dumps({"swept": False})
+        return json.dumps({"swept": True})
 
     @tool(
         "wait",

@@ -1,0 +1,102 @@
+"""A TCP proxy on loopback that a test can cut and restore: a service outage without touching the service.
+
+Servers under test are pointed at the proxy's port instead of Redis or PostgreSQL. `cut()` closes
+the listener and every open connection, so the service looks down (connections refused, open
+ones reset); `restore()` listens on the same port again. The proxy runs its own event loop in a
+thread, so it keeps forwarding whatever the test's loop is doing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import threading
+from collections.abc import Coroutine, Iterator
+from typing import Any
+
+
+class TcpProxy:
+    """Forwards 127.0.0.1:`port` to `target` while it is up."""
+
+    def __init__(self, target: tuple[str, int]) -> None:
+        self.target = target
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._thread.start()
+        self._server: asyncio.Server | None = None
+        self._writers: set[asyncio.StreamWriter] = set()
+        # Reserve a port once; every restore listens on it again.
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port: int = probe.getsockname()[1]
+        self.connections = 0
+        """Connections accepted since the proxy was made (shows a client reconnected)."""
+
+    def _run[T](self, coroutine: Coroutine[Any, Any, T]) -> T:
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout=10)
+
+    def restore(self) -> None:
+        """Listen again: new connections reach the service."""
+        self._run(self._listen())
+
+    def cut(self) -> None:
+        """Stop listening and reset every open connection: the service is gone."""
+        self._run(self._close())
+
+    def close(self) -> None:
+        self.cut()
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=10)
+        self._loop.close()
+
+    @contextlib.contextmanager
+    def outage(self) -> Iterator[None]:
+        """The service is down inside the block and back after it."""
+        self.cut()
+        try:
+            yield
+        finally:
+            self.restore()
+
+    async def _listen(self) -> None:
+        if self._server is None:
+            self._server = await asyncio.start_server(
+                self._accept, "127.0.0.1", self.port, reuse_address=True
+            )
+
+    async def _close(self) -> None:
+        server, self._server = self._server, None
+        if server is not None:
+            server.close()
+        for writer in list(self._writers):
+            writer.transport.abort()
+        self._writers.clear()
+        if server is not None:
+            await server.wait_closed()
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        try:
+            upstream_reader, upstream_writer = await asyncio.open_connection(*self.target)
+        except OSError:
+            writer.transport.abort()
+            return
+        self._writers.update((writer, upstream_writer))
+        try:
+            await asyncio.gather(_pipe(reader, upstream_writer), _pipe(upstream_reader, writer))
+        finally:
+            for each in (writer, upstream_writer):
+                self._writers.discard(each)
+                each.transport.abort()
+
+
+async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    try:
+        while data := await reader.read(65536):
+            writer.write(data)
+            await writer.drain()
+    except (ConnectionError, OSError):
+        pass
+    finally:
+        writer.transport.abort()

@@ -1,0 +1,901 @@
+"""The catalogue of bad input: each kind a client or a visitor can send, with the exact answer it gets.
+
+One table per surface: /mcp bodies, `user_ask` arguments at the extremes, HTTP headers (raw bytes
+through daphne), Mcp-Param headers, requestState abuse, forged session ids and inbox form posts.
+Every row states status, code and the words a person or a model reads, and the rows that
+touch a waiting question also show that the question is undisturbed: its genuine answer still
+lands, once. Bad input never crashes the server and never loses or overwrites an answer.
+
+What other files already assert in full stays there: the validation ladder's header, version
+and method rungs (test_endpoint), an expired state's plain result (test_mrtr), random input
+(test_fuzz), a forged form post in a real browser (test_inbox), and NUL characters, which only
+PostgreSQL refuses (test_faults, against a PostgreSQL-backed pair of workers).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import json
+import secrets
+import socket
+import uuid
+from collections.abc import AsyncIterator, Callable, MutableMapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx2
+import pytest
+import pytest_asyncio
+from mcp import MCPError
+from mcp.types import CallToolResult, InputRequiredResult
+
+from ask_mcp import MCPServer
+from ask_mcp.endpoint import McpEndpoint
+from ask_mcp.protocol.jsonrpc import MAX_DEPTH
+from ask_mcp.server.state import StateClaims, StateSealer, derive_key
+from ask_mcp.toolkits.conformance import Conformance
+from tests.support import calls
+from tests.support.asgi_client import AsgiRequest
+from tests.support.browser import Person, add_user
+from tests.support.inbox_http import HeldCall, SignedIn, held_call, page_text, signed_in_http
+from tests.support.live import LiveServer, LiveServers
+from tests.support.wire import (
+    FORM_CAPS,
+    LEGACY_HEADERS,
+    assert_valid,
+    headers_for,
+    http,
+    legacy_initialize,
+    post,
+    request_body,
+)
+from tests.test_auth import SECURED, authed
+from tests.test_mrtr import Person as ClientPerson
+from tests.test_mrtr import accept, text_of
+
+LIMIT = 1024 * 1024
+"""MAX_BODY_BYTES's default, which the live servers keep."""
+ANSWER_SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}}
+
+
+# ---------------------------------------------------------------- bodies that are not one request
+
+
+def nested(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+def tools_call_raw(arguments: str, caps: dict[str, Any] | None = None) -> bytes:
+    """A tools/call of user_ask whose `arguments` is raw JSON text (for values json.dumps refuses)."""
+    meta = json.dumps(
+        {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": caps or FORM_CAPS,
+        }
+    )
+    return (
+        '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"user_ask",'
+        f'"arguments":{arguments},"_meta":{meta}}}}}'
+    ).encode()
+
+
+@dataclass(frozen=True)
+class BodyCase:
+    raw: bytes
+    code: int
+    text: str
+    echoed: Any = None
+    legacy: bool = False
+
+
+BODIES: dict[str, BodyCase] = {
+    "truncated JSON": BodyCase(
+        b'{"jsonrpc": "2.0", "id": 3, "method": "tools/list"',
+        -32700,
+        "Parse error: Expecting ',' delimiter at line 1 column 51",
+    ),
+    "not JSON": BodyCase(b"not json", -32700, "Parse error: Expecting value at line 1 column 1"),
+    "empty body": BodyCase(b"", -32700, "Parse error: Expecting value at line 1 column 1"),
+    "trailing data": BodyCase(
+        b'{"jsonrpc":"2.0","id":1,"method":"tools/list"} {}', -32700, "Parse error: Extra data"
+    ),
+    "invalid UTF-8": BodyCase(
+        b"\xff\xfe{}",
+        -32700,
+        "Parse error: the body is not valid UTF-8 (invalid start byte at byte 0)",
+    ),
+    "an encoded surrogate (CESU-8)": BodyCase(
+        b'{"jsonrpc":"2.0","id":1,"method":"tools/list","x":"\xed\xa0\x80"}',
+        -32700,
+        "Parse error: the body is not valid UTF-8",
+    ),
+    "a byte-order mark": BodyCase(
+        b'\xef\xbb\xbf{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
+        -32700,
+        "Parse error: Unexpected UTF-8 BOM",
+    ),
+    "NaN": BodyCase(
+        b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"v":NaN}}',
+        -32700,
+        "Parse error: NaN is not a JSON value",
+    ),
+    "an unpaired surrogate escape in an argument": BodyCase(
+        tools_call_raw('{"message":"Go \\ud800 on?"}'),
+        -32700,
+        "Parse error: the JSON holds an unpaired UTF-16 surrogate escape",
+    ),
+    "an unpaired surrogate escape as the id": BodyCase(
+        b'{"jsonrpc":"2.0","id":"\\udc00","method":"tools/list"}',
+        -32700,
+        "Parse error: the JSON holds an unpaired UTF-16 surrogate escape",
+    ),
+    "arguments nested past the limit": BodyCase(
+        tools_call_raw(f'{{"message":"m","questions":{nested(MAX_DEPTH)}}}'),
+        -32700,
+        f"Parse error: the JSON is nested more than {MAX_DEPTH} levels deep",
+    ),
+    "nesting past Python's own limit": BodyCase(
+        nested(100_000).encode(),
+        -32700,
+        f"Parse error: the JSON is nested more than {MAX_DEPTH} levels deep",
+    ),
+    # Parsed fine once, then crashed with a 500 while the session was stored.
+    "initialize with capabilities nested 1,486 deep": BodyCase(
+        (
+            '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":'
+            f'"2025-11-25","capabilities":{{"x":{nested(1486)}}},'
+            '"clientInfo":{"name":"deep","version":"1"}}}'
+        ).encode(),
+        -32700,
+        f"Parse error: the JSON is nested more than {MAX_DEPTH} levels deep",
+        legacy=True,
+    ),
+    "an empty batch": BodyCase(
+        b"[]", -32600, "Invalid request: batches are not supported; send one JSON-RPC message"
+    ),
+    "a batch of one request": BodyCase(
+        b'[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]',
+        -32600,
+        "Invalid request: batches are not supported",
+    ),
+    "a string": BodyCase(
+        b'"just a string"', -32600, "Invalid request: expected a JSON object, got a string"
+    ),
+    "jsonrpc 1.0": BodyCase(
+        b'{"jsonrpc":"1.0","id":4,"method":"tools/list"}',
+        -32600,
+        'Invalid request: "jsonrpc" must be the string "2.0"',
+        echoed=4,
+    ),
+    "jsonrpc missing": BodyCase(
+        b'{"id":4,"method":"tools/list"}',
+        -32600,
+        'Invalid request: "jsonrpc" must be the string "2.0"',
+        echoed=4,
+    ),
+    "jsonrpc as a number": BodyCase(
+        b'{"jsonrpc":2.0,"id":4,"method":"tools/list"}',
+        -32600,
+        'Invalid request: "jsonrpc" must be the string "2.0"',
+        echoed=4,
+    ),
+    "params an array": BodyCase(
+        b'{"jsonrpc":"2.0","id":"s5","method":"tools/list","params":[1]}',
+        -32600,
+        'Invalid request: "params" must be an object, got an array',
+        echoed="s5",
+    ),
+    "params a string": BodyCase(
+        b'{"jsonrpc":"2.0","id":"s5","method":"tools/list","params":"x"}',
+        -32600,
+        'Invalid request: "params" must be an object, got a string',
+        echoed="s5",
+    ),
+    "params null": BodyCase(
+        b'{"jsonrpc":"2.0","id":"s5","method":"tools/list","params":null}',
+        -32600,
+        'Invalid request: "params" must be an object, got null',
+        echoed="s5",
+    ),
+    "id null": BodyCase(
+        b'{"jsonrpc":"2.0","id":null,"method":"tools/list"}',
+        -32600,
+        'Invalid request: "id" must be a string or an integer, got null',
+    ),
+    "id a boolean": BodyCase(
+        b'{"jsonrpc":"2.0","id":true,"method":"tools/list"}',
+        -32600,
+        'Invalid request: "id" must be a string or an integer, got a boolean',
+    ),
+    "method a number": BodyCase(
+        b'{"jsonrpc":"2.0","id":6,"method":7}',
+        -32600,
+        'Invalid request: "method" must be a non-empty string',
+        echoed=6,
+    ),
+    "a response outside a session": BodyCase(
+        b'{"jsonrpc":"2.0","id":8,"result":{}}',
+        -32600,
+        "Invalid request: a JSON-RPC response is only accepted inside an initialize-era session",
+        echoed=8,
+    ),
+    "neither request nor response": BodyCase(
+        b'{"jsonrpc":"2.0","id":9}',
+        -32600,
+        'Invalid request: a message needs "method" (request or notification) or',
+        echoed=9,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", BODIES.values(), ids=list(BODIES))
+def test_a_body_that_is_not_one_request_gets_its_error(mcp_url: str, case: BodyCase) -> None:
+    headers = (
+        {**LEGACY_HEADERS, "mcp-protocol-version": "2025-11-25"}
+        if case.legacy
+        else headers_for({"method": "tools/list"})
+    )
+    response = post(mcp_url, None, headers, raw=case.raw)
+    assert response.status_code == 400, response.text
+    reply = response.json()
+    assert reply["error"]["code"] == case.code
+    assert case.text in reply["error"]["message"], reply
+    if case.echoed is None:
+        assert "id" not in reply
+    else:
+        assert reply["id"] == case.echoed
+    assert post(mcp_url, request_body("server/discover")).status_code == 200  # still serving
+
+
+# ---------------------------------------------------------------- user_ask arguments at the extremes
+
+
+def test_a_message_of_a_megabyte_is_asked_whole(mcp_url: str) -> None:
+    message = "é" * 500_000  # 1,000,000 bytes of UTF-8: under the limit, which counts bytes
+    body = request_body("tools/call", {"name": "user_ask", "arguments": {"message": message}})
+    body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = FORM_CAPS
+    assert len(json.dumps(body, ensure_ascii=False).encode()) < LIMIT
+    reply = assert_valid(
+        "tools/call",
+        post(mcp_url, None, headers_for(body), raw=json.dumps(body, ensure_ascii=False).encode())
+        .raise_for_status()
+        .json(),
+    )
+    form = reply["result"]["inputRequests"]["user_ask"]["params"]
+    assert form["message"] == message
+
+
+@pytest.mark.parametrize(
+    "arguments, text",
+    [
+        (
+            f'{{"message":"m","questions":{nested(MAX_DEPTH - 5)}}}',
+            "questions[0] must be an object, got an array.",
+        ),
+        (
+            f'{{"message":{nested(MAX_DEPTH - 4)}}}',
+            "`message` must be a string, got an array.",
+        ),
+        (
+            '{"message":"m","questions":[{"name":"x","default":'
+            + '{"a":' * (MAX_DEPTH - 8)
+            + "1"
+            + "}" * (MAX_DEPTH - 8)
+            + "}]}",
+            "questions[0] ('x'): `default` must be a string, got an object.",
+        ),
+    ],
+    ids=["questions nested", "message nested", "a default nested"],
+)
+def test_deep_arguments_within_the_limit_get_the_tools_own_explanation(
+    mcp_url: str, arguments: str, text: str
+) -> None:
+    raw = tools_call_raw(arguments)
+    response = post(
+        mcp_url,
+        None,
+        headers_for({"method": "tools/call", "params": {"name": "user_ask"}}),
+        raw=raw,
+    )
+    result = assert_valid("tools/call", response.json())["result"]
+    assert result["isError"] is True
+    assert result["content"] == [{"type": "text", "text": text}]
+
+
+# ---------------------------------------------------------------- ten megabytes
+
+
+def test_ten_megabytes_are_refused_with_413(mcp_url: str) -> None:
+    big = b'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":"' + b"a" * (10 << 20)
+    response = post(mcp_url, None, headers_for({"method": "tools/list"}), raw=big + b'"}}')
+    assert response.status_code == 413
+    assert response.json() == {
+        "jsonrpc": "2.0",
+        "error": {
+            "code": -32600,
+            "message": f"Payload Too Large: the body exceeds {LIMIT} bytes "
+            "(ASK_MCP['MAX_BODY_BYTES'])",
+        },
+    }
+
+
+class Upload:
+    """An ASGI request body arriving in 64 KiB chunks; counts what the app pulled."""
+
+    CHUNK = 64 << 10
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.pulled = 0
+        self.sent: list[MutableMapping[str, Any]] = []
+
+    async def receive(self) -> dict[str, Any]:
+        size = min(self.CHUNK, self.total - self.pulled)
+        self.pulled += size
+        return {"type": "http.request", "body": b"a" * size, "more_body": self.pulled < self.total}
+
+    async def send(self, message: MutableMapping[str, Any]) -> None:
+        self.sent.append(message)
+
+
+@pytest.mark.parametrize("declared", [True, False], ids=["content-length", "chunked"])
+async def test_the_endpoint_stops_reading_a_body_at_the_limit(declared: bool) -> None:
+    # daphne itself spools a whole body before the app runs (the README's proxy limit covers
+    # that); the endpoint's own part is to pull no more than the limit from any ASGI server.
+    upload = Upload(10 << 20)
+    headers = headers_for({"method": "tools/list"})
+    if declared:
+        headers["content-length"] = str(upload.total)
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/mcp",
+        "headers": [(k.encode(), v.encode()) for k, v in {"host": "127.0.0.1", **headers}.items()],
+        "client": ("127.0.0.1", 50000),
+    }
+    endpoint = McpEndpoint(MCPServer("limits"))
+    async with asyncio.timeout(10):
+        await endpoint(scope, upload.receive, upload.send)
+    assert upload.sent[0]["status"] == 413
+    assert upload.pulled == (0 if declared else LIMIT + Upload.CHUNK)
+
+
+# ---------------------------------------------------------------- header bytes through daphne
+
+
+def raw_request(url: str, head: bytes, body: bytes = b"") -> tuple[int | None, bytes, bytes]:
+    """Send exactly these bytes; returns status (None if the server hung up), headers and body."""
+    parts = urlsplit(url)
+    with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:
+        try:
+            sock.sendall(head + body)
+            data = b""
+            while chunk := sock.recv(65536):
+                data += chunk
+        except ConnectionResetError:
+            return None, b"", b""
+    if not data:
+        return None, b"", b""
+    head_bytes, _, rest = data.partition(b"\r\n\r\n")
+    return int(head_bytes.split(b" ", 2)[1]), head_bytes, rest
+
+
+def table_request(
+    url: str, extra: bytes, *, name: str = "probe_table"
+) -> tuple[int | None, bytes, bytes]:
+    """tools/call of `name` with its routing headers, plus `extra` header bytes as sent."""
+    body = json.dumps(request_body("tools/call", {"name": name})).encode()
+    head = (
+        b"POST /mcp HTTP/1.1\r\nHost: " + urlsplit(url).netloc.encode() + b"\r\n"
+        b"Content-Type: application/json\r\nMCP-Protocol-Version: 2026-07-28\r\n"
+        b"Mcp-Method: tools/call\r\n"
+        + extra
+        + b"Content-Length: "
+        + str(len(body)).encode()
+        + b"\r\nConnection: close\r\n\r\n"
+    )
+    return raw_request(url, head, body)
+
+
+def b64(text: str | bytes) -> bytes:
+    raw = text.encode() if isinstance(text, str) else text
+    return b"=?base64?" + base64.b64encode(raw) + b"?="
+
+
+# Refused by daphne before the app runs: CR, LF and NUL never reach a header value.
+REFUSED_BY_THE_HTTP_SERVER = {
+    "CR inside a value": b"Mcp-Name: probe_table\rX-Injected: 1\r\n",
+    "a bare LF smuggling a header": b"Mcp-Name: probe_table\nX-Injected: 1\r\n",
+    "a bare LF smuggling a second Mcp-Name": b"Mcp-Name: probe_table\nMcp-Name: user_ask\r\n",
+    "NUL inside a value": b"Mcp-Name: probe\x00_table\r\n",
+    "a space in a header name": b"Mcp Name: probe_table\r\n",
+}
+
+
+@pytest.mark.parametrize(
+    "extra", REFUSED_BY_THE_HTTP_SERVER.values(), ids=list(REFUSED_BY_THE_HTTP_SERVER)
+)
+def test_control_bytes_in_headers_never_reach_the_endpoint(live: LiveServer, extra: bytes) -> None:
+    status, head, body = table_request(live.mcp_url, extra)
+    assert status == 400
+    assert not body.startswith(b"{")  # daphne's own refusal: the endpoint never saw it
+    assert b"x-injected" not in head.lower()
+    assert table_request(live.mcp_url, b"Mcp-Name: probe_table\r\n")[0] == 200
+
+
+def test_a_header_block_past_the_servers_limit_is_refused_without_the_app(
+    live: LiveServer,
+) -> None:
+    status, _, body = table_request(live.mcp_url, b"Mcp-Name: " + b"a" * 20_000 + b"\r\n")
+    assert status in (None, 400, 431)  # Twisted hangs up or refuses; never the app, never 5xx
+    assert not body.startswith(b"{")
+    assert table_request(live.mcp_url, b"Mcp-Name: probe_table\r\n")[0] == 200
+
+
+@dataclass(frozen=True)
+class HeaderCase:
+    extra: bytes
+    text: str
+    name: str = "probe_table"
+    code: int = -32020
+
+
+HEADERS: dict[str, HeaderCase] = {
+    "an obs-fold continuation": HeaderCase(
+        b"Mcp-Name: probe\r\n _table\r\n",
+        "Header mismatch: the Mcp-Name header 'probe _table' does not match params.name",
+    ),
+    "raw UTF-8 instead of the base64 form": HeaderCase(
+        "Mcp-Name: pröbe_table\r\n".encode(),
+        "Header mismatch: the Mcp-Name header 'prÃ¶be_table' does not match params.name",
+    ),
+    "an underscore in the name (dropped, CVE-2015-0219)": HeaderCase(
+        b"Mcp_Name: probe_table\r\n",
+        "Header mismatch: the Mcp-Name header is missing; it must carry params.name",
+    ),
+    "12 KB of name": HeaderCase(
+        b"Mcp-Name: " + b"a" * 12_000 + b"\r\n",
+        "Header mismatch: the Mcp-Name header 'aaaa",
+    ),
+    "CRLF smuggled inside base64": HeaderCase(
+        b"Mcp-Name: " + b64("probe_table\r\nX-Injected: 1") + b"\r\n",
+        "Header mismatch: the Mcp-Name header 'probe_table\\r\\nX-Injected: 1' does not match",
+    ),
+    "base64 inside base64 (decoded once only)": HeaderCase(
+        b"Mcp-Name: " + b64(b64("probe_table")) + b"\r\n",
+        "Header mismatch: the Mcp-Name header '=?base64?cHJvYmVfdGFibGU=?=' does not match",
+    ),
+    "base64 of bytes that are not UTF-8": HeaderCase(
+        b"Mcp-Name: " + b64(b"\xff\xfeprobe") + b"\r\n",
+        "Header mismatch: the Mcp-Name header has a malformed base64 value",
+    ),
+    "base64 with a space inside": HeaderCase(
+        b"Mcp-Name: =?base64?cHJvYmVf dGFibGU=?=\r\n",
+        "Header mismatch: the Mcp-Name header has a malformed base64 value",
+    ),
+    "the sentinel in capitals (not a sentinel: literal)": HeaderCase(
+        b"Mcp-Name: =?BASE64?cHJvYmVfdGFibGU=?=\r\n",
+        "Header mismatch: the Mcp-Name header '=?BASE64?cHJvYmVfdGFibGU=?=' does not match",
+    ),
+    "an empty payload": HeaderCase(
+        b"Mcp-Name: =?base64??=\r\n",
+        "Header mismatch: the Mcp-Name header '' does not match params.name 'probe_table'",
+    ),
+    # The header matches a body name holding CRLF: the check passes, the name is just unknown,
+    # and the decoded value goes nowhere near a response header.
+    "a matching name that holds CRLF": HeaderCase(
+        b"Mcp-Name: " + b64("probe_table\r\nX-Injected: 1") + b"\r\n",
+        "Unknown tool: 'probe_table\\r\\nX-Injected: 1'; this server offers user_ask",
+        name="probe_table\r\nX-Injected: 1",
+        code=-32602,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", HEADERS.values(), ids=list(HEADERS))
+def test_header_values_that_disagree_with_the_body_are_named_in_the_error(
+    live: LiveServer, case: HeaderCase
+) -> None:
+    status, head, body = table_request(live.mcp_url, case.extra, name=case.name)
+    assert status == 400
+    reply = json.loads(body)
+    assert reply["id"] == 1 and reply["error"]["code"] == case.code
+    assert case.text in reply["error"]["message"], reply
+    assert b"x-injected" not in head.lower()
+
+
+# ---------------------------------------------------------------- Mcp-Param headers (in-process)
+
+
+@pytest.fixture(scope="module")
+def conformance_endpoint() -> McpEndpoint:
+    # The header check is the endpoint's own: no HTTP server's behaviour is involved here.
+    return McpEndpoint(MCPServer("params").plug(Conformance()))
+
+
+PARAMS: dict[str, tuple[dict[str, Any], dict[str, str], str | None]] = {
+    "the header missing": (
+        {"region": "eu"},
+        {},
+        "the Mcp-Param-Region header is missing; it must mirror argument 'region'",
+    ),
+    "the argument missing": (
+        {},
+        {"mcp-param-region": "eu"},
+        "the Mcp-Param-Region header is sent but argument 'region' is absent",
+    ),
+    "a different value": (
+        {"region": "eu"},
+        {"mcp-param-region": "us"},
+        "the Mcp-Param-Region header 'us' does not match argument 'region'",
+    ),
+    "malformed base64": (
+        {"region": "eu"},
+        {"mcp-param-region": "=?base64?ZXU?="},
+        "the Mcp-Param-Region header has a malformed base64 value",
+    ),
+    "base64 inside base64": (
+        {"region": "eu"},
+        {"mcp-param-region": b64(b64("eu")).decode()},
+        "the Mcp-Param-Region header '=?base64?ZXU=?=' does not match argument 'region'",
+    ),
+    "a value holding CRLF, in base64, matching": (
+        {"region": "eu\r\nX-Injected: 1"},
+        {"mcp-param-region": b64("eu\r\nX-Injected: 1").decode()},
+        None,
+    ),
+    "a non-ASCII value in base64, matching": (
+        {"region": "Zürich"},
+        {"mcp-param-region": b64("Zürich").decode()},
+        None,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", PARAMS.values(), ids=list(PARAMS))
+async def test_mcp_param_headers_mirror_their_argument_exactly(
+    conformance_endpoint: McpEndpoint, case: tuple[dict[str, Any], dict[str, str], str | None]
+) -> None:
+    arguments, param_headers, text = case
+    body = request_body("tools/call", {"name": "test_custom_header", "arguments": arguments})
+    request = AsgiRequest(
+        conformance_endpoint, "POST", {**headers_for(body), **param_headers}, body
+    )
+    async with asyncio.timeout(10):
+        start = await request.start()
+        reply = assert_valid("tools/call", await request.body())
+    if text is None:
+        assert start["status"] == 200
+        assert reply["result"]["content"][0]["text"] == f"Region: {arguments['region']}"
+        assert all(name != b"x-injected" for name, _ in start["headers"])
+    else:
+        assert start["status"] == 400
+        assert reply["error"]["code"] == -32020
+        assert reply["error"]["message"] == f"Header mismatch: {text}"
+
+
+# ---------------------------------------------------------------- requestState abuse
+
+
+@pytest.fixture(scope="module")
+def tokens(live_servers: LiveServers) -> dict[str, str]:
+    """Tokens for alice and bob on test_auth's server (shared when both run): tokens required."""
+    server = live_servers.get(SECURED)
+    script = (
+        "import json; from django.contrib.auth.models import User;"
+        "from ask_mcp.auth import issue_token;"
+        "print(json.dumps({name: issue_token(User.objects.get_or_create(username=name)[0],"
+        " name='catalogue')[1] for name in ('alice', 'bob')}))"
+    )
+    issued: dict[str, str] = json.loads(server.manage("shell", "-c", script).splitlines()[-1])
+    return issued
+
+
+@pytest.fixture(scope="module")
+def secured(live_servers: LiveServers, tokens: dict[str, str]) -> LiveServer:
+    return live_servers.get(SECURED)
+
+
+def forged(state: str) -> str:
+    """The same claims, sealed with a key that is not the server's."""
+    payload = json.loads(base64.urlsafe_b64decode(state.split(".")[0] + "=="))
+    _, call, round_no, owner, principal, binding, expires_at = payload
+    sealer = StateSealer([derive_key("an attacker's own secret key, 32+ bytes long")])
+    return sealer.seal(StateClaims(call, round_no, owner, principal, binding, expires_at))
+
+
+@dataclass(frozen=True)
+class StateCase:
+    reason: str
+    text: str
+    retry: Callable[[str], str] = lambda state: state
+    as_user: str = "alice"
+    arguments: dict[str, Any] = field(default_factory=lambda: {"message": "Which region?"})
+    after_answer: bool = False
+
+
+STATES: dict[str, StateCase] = {
+    "sealed with another key": StateCase(
+        "signature",
+        "requestState failed its integrity check (altered, or sealed with a key this server "
+        "does not hold)",
+        retry=forged,
+    ),
+    "cut short": StateCase("malformed", "requestState is malformed", retry=lambda s: s[:-5]),
+    "another user's token": StateCase(
+        "principal", "requestState was issued to a different principal", as_user="bob"
+    ),
+    "other arguments": StateCase(
+        "request",
+        "requestState was issued for a different request (method, name or arguments differ)",
+        arguments={"message": "Which region, really?"},
+    ),
+    "replayed after its answer": StateCase(
+        "used",
+        "requestState was already used: each state answers one round; retry with the newest state",
+        after_answer=True,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", STATES.values(), ids=list(STATES))
+async def test_a_bad_state_is_refused_and_the_parked_call_still_gets_its_answer(
+    secured: LiveServer, tokens: dict[str, str], case: StateCase
+) -> None:
+    arguments = {"message": "Which region?"}
+    url = secured.mcp_url
+    async with asyncio.timeout(30):
+        async with authed(url, tokens["alice"], ClientPerson(accept(answer="x"))) as alice:
+            first = await alice.session.call_tool("user_ask", arguments, allow_input_required=True)
+            assert isinstance(first, InputRequiredResult) and first.request_state
+
+            async def genuine() -> CallToolResult | InputRequiredResult:
+                return await alice.session.call_tool(
+                    "user_ask",
+                    arguments,
+                    request_state=first.request_state,
+                    input_responses={"user_ask": accept(answer="eu-west")},
+                    allow_input_required=True,
+                )
+
+            done: CallToolResult | InputRequiredResult | None = None
+            if case.after_answer:
+                done = await genuine()
+            async with authed(url, tokens[case.as_user], None) as abuser:
+                with pytest.raises(MCPError) as refused:
+                    await abuser.session.call_tool(
+                        "user_ask",
+                        case.arguments,
+                        request_state=case.retry(first.request_state),
+                        input_responses={"user_ask": accept(answer="hijacked")},
+                        allow_input_required=True,
+                    )
+            if not case.after_answer:
+                done = await genuine()
+    assert refused.value.code == -32602
+    assert refused.value.data == {"reason": case.reason}
+    assert str(refused.value) == f"Invalid requestState: {case.text}"
+    assert isinstance(done, CallToolResult) and text_of(done) == '{"answer":"eu-west"}'
+
+
+# ---------------------------------------------------------------- forged session ids
+
+
+@pytest.mark.parametrize(
+    "session_id",
+    [
+        secrets.token_urlsafe(32),
+        "a" * 4000,
+        "=?base64?c2Vzc2lvbg==?=",
+        "' OR 1=1 --",
+    ],
+    ids=["well-formed but unknown", "4,000 characters", "a base64 sentinel", "SQL"],
+)
+@pytest.mark.parametrize("method", ["POST", "GET", "DELETE"])
+def test_a_forged_session_id_is_404_for_every_method(
+    mcp_url: str, session_id: str, method: str
+) -> None:
+    legacy_initialize(mcp_url)  # a real session exists: a forged id must not find it
+    headers = {
+        **LEGACY_HEADERS,
+        "mcp-session-id": session_id,
+        "mcp-protocol-version": "2025-11-25",
+    }
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    response = http().request(
+        method, mcp_url, headers=headers, content=json.dumps(body) if method == "POST" else None
+    )
+    assert response.status_code == 404
+    error = response.json()["error"]
+    assert error == {
+        "code": -32600,
+        "message": "Not Found: unknown or ended Mcp-Session-Id; initialize a new session",
+    }
+    assert response.json().get("id") == (1 if method == "POST" else None)
+
+
+# ---------------------------------------------------------------- inbox form posts
+
+
+@pytest.fixture(scope="module")
+def outsider(web: LiveServer) -> Person:
+    """Signed in, not staff, in no team: no anonymous ask is addressed to them."""
+    return add_user(web, f"nina{uuid.uuid4().hex[:6]}", staff=False)
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def as_admin(web: LiveServer, admin: Person) -> AsyncIterator[SignedIn]:
+    async with signed_in_http(web, admin) as session:
+        yield session
+
+
+@dataclass(frozen=True)
+class FormCase:
+    status: int
+    text: str
+    poster: str = "admin"
+    csrf: str | None = None
+    """None: the poster's own token; "": none; "bea": another person's."""
+    action: str = "accept"
+    ask: str = "pending"
+    """pending, unknown, withdrawn, expired, answered or client."""
+
+
+FORMS: dict[str, FormCase] = {
+    "no CSRF token": FormCase(403, "CSRF verification failed. Request aborted.", csrf=""),
+    "another person's CSRF token": FormCase(
+        403, "CSRF verification failed. Request aborted.", csrf="bea"
+    ),
+    "not signed in": FormCase(302, "", poster="nobody"),
+    "someone it is not addressed to": FormCase(
+        403, "This question is addressed to someone else.", poster="outsider"
+    ),
+    "an unknown action": FormCase(
+        400, "action must be one of: accept, decline, cancel", action="approve"
+    ),
+    "an ask that does not exist": FormCase(404, "No such question.", ask="unknown"),
+    "after the client withdrew it": FormCase(
+        200,
+        "Your reply was not sent. This question is no longer waiting: the client stopped "
+        "waiting for an answer.",
+        ask="withdrawn",
+    ),
+    "after it expired": FormCase(
+        200,
+        "Your reply was not sent. This question is no longer waiting: nobody answered in time.",
+        ask="expired",
+    ),
+    "past its expiry, before the sweeper saw it": FormCase(
+        200,
+        "Your reply was not sent. This question is no longer waiting: nobody answered in time.",
+        ask="overdue",
+    ),
+    "after someone answered": FormCase(
+        200, "Your reply was not sent. Answered by {admin}", poster="bea", ask="answered"
+    ),
+    "to an ask its client shows itself": FormCase(
+        200,
+        "This question was sent to raw-test, which shows it and sends the answer.",
+        ask="client",
+    ),
+}
+
+
+@pytest.mark.asyncio(loop_scope="session")
+@pytest.mark.parametrize("case", FORMS.values(), ids=list(FORMS))
+async def test_a_bad_form_post_is_refused_and_overwrites_nothing(
+    web: LiveServer,
+    admin: Person,
+    bea: Person,
+    outsider: Person,
+    as_admin: SignedIn,
+    case: FormCase,
+) -> None:
+    people = {"admin": admin, "bea": bea, "outsider": outsider}
+    async with asyncio.timeout(60), contextlib.AsyncExitStack() as stack:
+        poster: SignedIn | None = None
+        if case.poster != "nobody":
+            poster = await stack.enter_async_context(signed_in_http(web, people[case.poster]))
+        http = await stack.enter_async_context(calls.client())
+        ask_id, call = await make_ask(web, as_admin, case.ask, stack, http)
+        before = (await calls.records(http, web.mcp_url)).get(ask_id)
+
+        if poster is None:  # a visitor with a CSRF cookie (from the sign-in page), no session
+            async with httpx2.AsyncClient(base_url=web.base_url, timeout=20) as anonymous:
+                await anonymous.get("/accounts/login/")
+                response = await anonymous.post(
+                    f"/asks/{uuid.UUID(ask_id)}/",
+                    data={
+                        "action": "accept",
+                        "f:answer": "forged",
+                        "csrfmiddlewaretoken": str(anonymous.cookies["csrftoken"]),
+                    },
+                )
+        else:
+            csrf = case.csrf
+            if csrf == "bea":
+                async with signed_in_http(web, bea) as other:
+                    csrf = other.csrf
+            response = await poster.answer(ask_id, case.action, csrf=csrf, answer="forged")
+
+        assert response.status_code == case.status, page_text(response.text)[:300]
+        if case.status == 302:
+            assert response.headers["location"].startswith("/accounts/login/")
+        else:
+            assert case.text.format(admin=admin.username) in page_text(response.text)
+        after = (await calls.records(http, web.mcp_url)).get(ask_id)
+        if before is None:
+            assert after is None  # nothing written
+        else:  # nothing overwritten (the sweeper may meanwhile expire an overdue ask)
+            assert after is not None and after["answer"] == before["answer"]
+            assert after["status"] in (before["status"], "expired" if case.ask == "overdue" else "")
+
+        if call is not None:  # the ask still waits: the genuine answer lands, once
+            sent = await as_admin.answer(ask_id, answer="genuine")
+            assert "Sent: the waiting call has your reply." in page_text(sent.text)
+            result = await call.result()
+            assert result["result"]["content"][0]["text"] == '{"answer":"genuine"}'
+            row = (await calls.records(http, web.mcp_url))[ask_id]
+            assert (row["status"], row["answer"]) == ("accepted", {"answer": "genuine"})
+
+
+async def make_ask(
+    web: LiveServer,
+    as_admin: SignedIn,
+    state: str,
+    stack: contextlib.AsyncExitStack,
+    http: httpx2.AsyncClient,
+) -> tuple[str, HeldCall | None]:
+    """An ask in `state`; with the held call when it still waits for an answer."""
+    message = f"Catalogue ({state}) [{uuid.uuid4().hex[:8]}]"
+    url = web.mcp_url
+    if state == "unknown":
+        return uuid.uuid4().hex, None
+    if state == "pending":
+        call = await stack.enter_async_context(held_call(url, message=message, http=http))
+        return call.ask_id, call
+    if state == "withdrawn":
+        async with held_call(url, message=message, http=http) as call:
+            pass  # the client leaves
+        await wait_ended(http, url, call.ask_id)
+        return call.ask_id, None
+    if state == "expired":
+        async with held_call(
+            url, "probe_form", http=http, message=message, schema=ANSWER_SCHEMA, timeout=0.3
+        ) as call:
+            result = await call.result()
+        assert result["result"]["content"][0]["text"].startswith("The user did not answer in time.")
+        await wait_ended(http, url, call.ask_id)
+        return call.ask_id, None
+    if state == "answered":
+        async with held_call(url, message=message, http=http) as call:
+            await as_admin.answer(call.ask_id, answer="first")
+            await call.result()
+        return call.ask_id, None
+    if state == "overdue":
+        ask_id = uuid.uuid4()
+        web.manage(
+            "shell",
+            "-c",
+            "import datetime as dt; from ask_mcp.models import Ask;"
+            "now = dt.datetime.now(dt.UTC);"
+            f"Ask.objects.create(id={str(ask_id)!r}, created=now - dt.timedelta(minutes=5),"
+            f"message={message!r}, schema={{'type': 'object', 'properties': "
+            "{'answer': {'type': 'string'}}}, tool='user_ask', route='browser',"
+            "expires_at=now - dt.timedelta(seconds=1), worker='askmcp.worker.gone')",
+        )
+        return ask_id.hex, None
+    assert state == "client"
+    # Shown by the client (MRTR); parked with a timeout, so it frees its place by itself.
+    await calls.first_round(
+        http, url, "probe_form", message=message, schema=ANSWER_SCHEMA, timeout=30
+    )
+    return calls.by_message(await calls.records(http, url), message)["id"], None
+
+
+async def wait_ended(http: httpx2.AsyncClient, url: str, ask_id: str) -> None:
+    """Until the server has ended the ask (bounded by the probe's own 10 s)."""
+    assert (await calls.probe(http, url, "wait", kind="ended", key=ask_id))["fired"] is True

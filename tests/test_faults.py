@@ -1,0 +1,451 @@
+"""Faults: clients that leave at every step, a server killed mid-question, Redis and PostgreSQL away
+for a moment, SQLite locked by another writer. No place in the table leaks, nothing stays
+pending forever, every error says what happened, and no answer is lost.
+
+Live daphne servers throughout; the multi-worker outages cut a loopback TCP proxy in front of
+the machine's Redis and PostgreSQL (tests/support/proxy.py) rather than the services themselves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import socket
+import sqlite3
+import subprocess
+import sys
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+
+from ask_mcp.middleware import UNAVAILABLE
+from ask_mcp.recorder import NOT_RECORDED
+from ask_mcp.relay import LAYER_DOWN_TEXT
+from ask_mcp.server.errors import NO_LONGER_WAITING_TEXT
+from ask_mcp.views import NOT_DELIVERED
+from tests.support import calls
+from tests.support.browser import WEB_CONFIG, Person, quickstart_admin
+from tests.support.calls import answer_round, by_message, call_body, first_round, probe, rpc, text
+from tests.support.inbox_http import held_call, page_text, signed_in_http
+from tests.support.live import ROOT, LiveServer, LiveServers
+from tests.support.proxy import TcpProxy
+from tests.support.services import POSTGRES, REDIS, postgres_database, require_services
+from tests.support.wire import headers_for
+
+ACCEPT = {"action": "accept", "content": {"answer": "x"}}
+
+
+def accept(answer: str) -> dict[str, Any]:
+    return {"action": "accept", "content": {"answer": answer}}
+
+
+def unique(text: str) -> str:
+    return f"{text} [{uuid.uuid4().hex[:8]}]"
+
+
+# ---------------------------------------------------------------- clients that leave
+
+
+@pytest.fixture(scope="module")
+def one_place(live_servers: LiveServers) -> LiveServer:
+    """Room for one question: any place a leaving client leaked would refuse the next one."""
+    return live_servers.get({**WEB_CONFIG, "ELICITATION_CAPACITY": 1})
+
+
+Leave = Callable[[httpx2.AsyncClient, str, str], Awaitable[None]]
+
+
+async def _cut(
+    http: httpx2.AsyncClient, url: str, body: dict[str, Any], kind: str, key: str
+) -> None:
+    """Send `body`, wait until the server reports `kind` for `key`, then close the connection."""
+    sending = asyncio.ensure_future(http.post(url, json=body, headers=headers_for(body)))
+    reached = await probe(http, url, "wait", kind=kind, key=key)
+    assert reached["fired"] is True, reached
+    sending.cancel()  # httpx drops the connection of a cancelled request
+    with contextlib.suppress(asyncio.CancelledError):
+        await sending
+
+
+async def while_the_body_is_sent(http: httpx2.AsyncClient, url: str, message: str) -> None:
+    body = json.dumps(call_body("user_ask", {"message": message})).encode()
+    host = url.split("/")[2]
+    with socket.create_connection(tuple(host.split(":")), timeout=10) as sock:  # type: ignore[arg-type]
+        sock.sendall(
+            f"POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n".encode()
+            + body[: len(body) // 2]
+        )
+
+
+async def before_it_asks(http: httpx2.AsyncClient, url: str, message: str) -> None:
+    await _cut(http, url, call_body("probe_stall", {"key": message}), "stalled", message)
+    cancelled = await probe(http, url, "wait", kind="cancelled", key=message)
+    assert cancelled["fired"] is True
+
+
+async def between_rounds(http: httpx2.AsyncClient, url: str, message: str) -> None:
+    # Parked with a short timeout; the client never comes back.
+    schema = {"type": "object", "properties": {"answer": {"type": "string"}}}
+    await first_round(http, url, "probe_form", message=message, schema=schema, timeout=0.3)
+
+
+async def during_the_retry(http: httpx2.AsyncClient, url: str, message: str) -> None:
+    # The answer arrives, the handler runs on (and blocks): the client leaves before its result.
+    state = await first_round(http, url, "probe_hang", key=message, message=message)
+    body = call_body(
+        "probe_hang",
+        {"key": message, "message": message},
+        state=state,
+        responses={"probe_hang": ACCEPT},
+    )
+    await _cut(http, url, body, "blocked", message)
+    cancelled = await probe(http, url, "wait", kind="cancelled", key=message)
+    assert cancelled["fired"] is True
+
+
+async def while_held_as_json(http: httpx2.AsyncClient, url: str, message: str) -> None:
+    # No progress token: the response stays JSON until it has something to say.
+    count = (await probe(http, url, "count", kind="asked", count=0))["asked"]
+    body = call_body("user_ask", {"message": message}, forms=False)
+    await _cut(http, url, body, "asked-count", str(count + 1))
+
+
+async def while_streaming_progress(http: httpx2.AsyncClient, url: str, message: str) -> None:
+    async with held_call(url, message=message, http=http):
+        pass  # the client closes the stream
+
+
+@dataclass(frozen=True)
+class Step:
+    leave: Leave
+    status: str | None
+    """How the question it left is recorded; None when it never asked one."""
+
+
+STEPS: dict[str, Step] = {
+    "MRTR: while sending the body": Step(while_the_body_is_sent, None),
+    "MRTR: before the handler asks": Step(before_it_asks, None),
+    "MRTR: between rounds, never retrying": Step(between_rounds, "expired"),
+    "MRTR: during the retry, while the handler runs on": Step(during_the_retry, "accepted"),
+    "held: while the response is still JSON": Step(while_held_as_json, "withdrawn"),
+    "held: while streaming progress": Step(while_streaming_progress, "withdrawn"),
+}
+
+
+@pytest.mark.parametrize("step", STEPS.values(), ids=list(STEPS))
+async def test_a_client_that_leaves_frees_its_place(one_place: LiveServer, step: Step) -> None:
+    url = one_place.mcp_url
+    message = unique("Leaving")
+    async with asyncio.timeout(60), calls.client() as http:
+        before = await probe(http, url, "table")
+        assert before["waiting"] == 0
+        await step.leave(http, url, message)
+        if step.status is not None:  # its question ended by itself, with the client gone
+            ended = await probe(http, url, "count", kind="ended", count=len(before["ended"]) + 1)
+            assert ended["fired"] is True
+        assert (await probe(http, url, "table"))["waiting"] == 0
+
+        # The one place is free: the next question parks, and its answer comes back.
+        state = await first_round(http, url, "user_ask", message="And now?")
+        done = await answer_round(http, url, "user_ask", state, accept("next"), message="And now?")
+        assert text(done) == '{"answer":"next"}'
+        rows = await calls.records(http, url)
+    if step.status is None:
+        assert [row for row in rows.values() if row["message"] == message] == []
+    else:
+        assert by_message(rows, message)["status"] == step.status
+
+
+# ---------------------------------------------------------------- a server killed mid-question
+
+
+async def test_a_server_killed_with_questions_waiting_leaves_none_pending(
+    live_servers: LiveServers,
+) -> None:
+    config = {**WEB_CONFIG, "INSTRUCTIONS": "to be killed"}
+    first = live_servers.start(config)
+    admin = quickstart_admin(first)
+    answered, parked, held = unique("Answered"), unique("Parked"), unique("Held")
+    try:
+        async with (
+            asyncio.timeout(60),
+            calls.client() as http,
+            signed_in_http(first, admin) as person,
+        ):
+            async with held_call(first.mcp_url, message=answered, http=http) as call:
+                await person.answer(call.ask_id, answer="kept")
+                assert text(await call.result()) == '{"answer":"kept"}'
+            state = await first_round(http, first.mcp_url, "user_ask", message=parked)
+            waiting = held_call(first.mcp_url, message=held, http=http)
+            await waiting.__aenter__()
+            rows = await calls.records(http, first.mcp_url)  # all three written
+            assert [by_message(rows, m)["status"] for m in (answered, parked, held)] == [
+                "accepted",
+                "pending",
+                "pending",
+            ]
+            first.process.kill()  # SIGKILL: nothing gets to record an ending
+            first.process.wait(timeout=10)
+            with contextlib.suppress(Exception):  # the held call's connection died with it
+                await waiting.__aexit__(None, None, None)
+    finally:
+        live_servers.stop(first)
+
+    second = live_servers.start(config, db=first.db)
+    try:
+        async with asyncio.timeout(60), calls.client() as http:
+            # Its own sweeper runs from its first request on, and closes what the crash left.
+            assert await probe(http, second.mcp_url, "swept") == {"swept": True}
+            rows = await calls.records(http, second.mcp_url)
+            late = await answer_round(
+                http, second.mcp_url, "user_ask", state, accept("too late"), message=parked
+            )
+    finally:
+        live_servers.stop(second)
+    kept = by_message(rows, answered)
+    assert (kept["status"], kept["answer"]) == ("accepted", {"answer": "kept"})
+    for message in (parked, held):
+        row = by_message(rows, message)
+        assert (row["status"], row["answer"]) == ("withdrawn", None)
+    assert late["result"]["isError"] is False
+    assert text(late) == NO_LONGER_WAITING_TEXT
+
+
+# ---------------------------------------------------------------- Redis and PostgreSQL away
+
+
+@dataclass
+class Pair:
+    a: LiveServer
+    b: LiveServer
+    redis: TcpProxy
+    postgres: TcpProxy
+    admin: Person
+
+
+@pytest.fixture(scope="module")
+def pair(live_servers: LiveServers) -> Iterator[Pair]:
+    """Two workers whose Redis and PostgreSQL are reached through proxies the tests can cut."""
+    require_services()
+    redis, postgres = TcpProxy(REDIS), TcpProxy(POSTGRES)
+    redis.restore()
+    postgres.restore()
+    try:
+        with postgres_database() as database_url:
+            env = {
+                "DATABASE_URL": database_url.replace(f":{POSTGRES[1]}/", f":{postgres.port}/"),
+                "ASK_MCP_REDIS_URL": f"redis://127.0.0.1:{redis.port}/0",
+                "ASK_MCP_REDIS_PREFIX": f"askmcp-faults-{uuid.uuid4().hex[:8]}",
+            }
+            subprocess.run(
+                [sys.executable, "manage.py", "migrate", "--noinput", "-v0"],
+                cwd=ROOT,
+                env={**live_servers.environment({}, live_servers.workdir / "unused"), **env},
+                check=True,
+                timeout=180,
+            )
+            a = live_servers.start(WEB_CONFIG, extra_env=env)
+            b = live_servers.start(WEB_CONFIG, extra_env=env)
+            try:
+                yield Pair(a, b, redis, postgres, quickstart_admin(a))
+            finally:
+                live_servers.stop(a)
+                live_servers.stop(b)
+    finally:
+        redis.close()
+        postgres.close()
+
+
+async def test_with_redis_away_a_retry_for_another_worker_says_so_and_lands_after(
+    pair: Pair,
+) -> None:
+    message = unique("Across, through an outage")
+    async with asyncio.timeout(60), calls.client() as http:
+        state = await first_round(http, pair.a.mcp_url, "user_ask", message=message)
+        retry = call_body(
+            "user_ask", {"message": message}, state=state, responses={"user_ask": accept("B")}
+        )
+        with pair.redis.outage():
+            status, refused = await rpc(http, pair.b.mcp_url, retry)
+        assert status == 200  # -32603 is an answer, not an HTTP failure
+        assert refused["error"] == {"code": -32603, "message": LAYER_DOWN_TEXT}
+        # Redis is back, nothing restarted: the same retry reaches the call parked on A.
+        _, done = await rpc(http, pair.b.mcp_url, retry)
+        assert text(done) == '{"answer":"B"}'
+
+
+async def test_with_redis_away_an_answer_on_another_worker_is_refused_and_lands_after(
+    pair: Pair,
+) -> None:
+    message = unique("Held on A, answered on B")
+    async with (
+        asyncio.timeout(60),
+        calls.client() as http,
+        signed_in_http(pair.b, pair.admin) as person,
+    ):
+        async with held_call(pair.a.mcp_url, message=message, http=http) as call:
+            with pair.redis.outage():
+                refused = await person.answer(call.ask_id, answer="during")
+            assert refused.status_code == 503
+            assert NOT_DELIVERED in page_text(refused.text)
+            assert 'name="f:answer" value="during"' in refused.text  # what they typed stays
+            row = by_message(await calls.records(http, pair.a.mcp_url), message)
+            assert (row["status"], row["answer"]) == ("pending", None)  # nothing half-recorded
+
+            sent = await person.answer(call.ask_id, answer="after")
+            assert "Sent: the waiting call has your reply." in page_text(sent.text)
+            assert text(await call.result()) == '{"answer":"after"}'
+        row = by_message(await calls.records(http, pair.a.mcp_url), message)
+    assert (row["status"], row["answer"]) == ("accepted", {"answer": "after"})
+
+
+async def test_with_postgresql_away_errors_say_so_and_nothing_is_lost(pair: Pair) -> None:
+    held, refused_ask, offline = unique("Held"), unique("Browser, no DB"), unique("Client, no DB")
+    url = pair.a.mcp_url
+    async with (
+        asyncio.timeout(60),
+        calls.client() as http,
+        signed_in_http(pair.a, pair.admin) as person,
+    ):
+        async with held_call(url, message=held, http=http) as call:
+            with pair.postgres.outage():
+                page = await person.answer(call.ask_id, answer="during")
+                assert page.status_code == 503 and page.text == UNAVAILABLE
+                # A question for the inbox needs its row first: refused, in words.
+                _, browser = await rpc(
+                    http, url, call_body("user_ask", {"message": refused_ask}, forms=False)
+                )
+                assert browser["result"]["isError"] is True
+                assert text(browser) == NOT_RECORDED
+                # A question the client shows needs no database: asked and answered meanwhile.
+                state = await first_round(http, url, "user_ask", message=offline)
+                done = await answer_round(
+                    http, url, "user_ask", state, accept("offline"), message=offline
+                )
+                assert text(done) == '{"answer":"offline"}'
+            # Back, nothing restarted: the held question takes its answer.
+            sent = await person.answer(call.ask_id, answer="after")
+            assert "Sent: the waiting call has your reply." in page_text(sent.text)
+            assert text(await call.result()) == '{"answer":"after"}'
+        rows = await calls.records(http, url)  # the recorder kept what it could not write
+    assert (by_message(rows, offline)["status"], by_message(rows, offline)["answer"]) == (
+        "accepted",
+        {"answer": "offline"},
+    )
+    assert (by_message(rows, held)["status"], by_message(rows, held)["answer"]) == (
+        "accepted",
+        {"answer": "after"},
+    )
+    assert by_message(rows, refused_ask)["status"] == "withdrawn"
+
+
+async def test_nul_characters_postgresql_cannot_store_are_recorded_and_lose_nothing(
+    pair: Pair,
+) -> None:
+    # Valid JSON and valid form input, refused by PostgreSQL's text and jsonb: such a row used
+    # to sink the recorder's whole batch, and a form answer holding one was a 500.
+    asked, shown = unique("Nul\x00 in the question"), unique("Nul in a form answer")
+    url = pair.a.mcp_url
+    async with (
+        asyncio.timeout(60),
+        calls.client() as http,
+        signed_in_http(pair.a, pair.admin) as person,
+    ):
+        state = await first_round(http, url, "user_ask", message=asked)
+        done = await answer_round(http, url, "user_ask", state, accept("a\x00b"), message=asked)
+        assert text(done) == '{"answer":"a\\u0000b"}'  # the model gets exactly what was sent
+        async with held_call(url, message=shown, http=http) as call:
+            sent = await person.answer(call.ask_id, answer="c\x00d")
+            assert "Sent: the waiting call has your reply." in page_text(sent.text)
+            assert text(await call.result()) == '{"answer":"c\\u0000d"}'
+        rows = await calls.records(http, url)
+    row = by_message(rows, asked.replace("\x00", "\ufffd"))
+    assert (row["status"], row["answer"]) == ("accepted", {"answer": "a\ufffdb"})
+    assert by_message(rows, shown)["answer"] == {"answer": "c\ufffdd"}
+
+
+# ---------------------------------------------------------------- SQLite locked
+
+
+@pytest.fixture(scope="module")
+def lockable(live_servers: LiveServers) -> Iterator[tuple[LiveServer, Person]]:
+    """Its own SQLite server, waiting 2 s for a lock (20 s in production) before giving up."""
+    server = live_servers.start(
+        {**WEB_CONFIG, "INSTRUCTIONS": "lockable"},
+        extra_env={"ASKSERVER_TEST_SQLITE_TIMEOUT": "2"},
+    )
+    try:
+        yield server, quickstart_admin(server)
+    finally:
+        live_servers.stop(server)
+
+
+@contextlib.contextmanager
+def write_lock(db: Path) -> Iterator[None]:
+    """Another connection holds SQLite's write lock inside the block."""
+    holder = sqlite3.connect(db, isolation_level=None, timeout=10)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+
+
+@contextlib.asynccontextmanager
+async def answering(server: LiveServer, person: Person, message: str) -> AsyncIterator[Any]:
+    async with (
+        calls.client() as http,
+        signed_in_http(server, person) as signed,
+        held_call(server.mcp_url, message=message, http=http) as call,
+    ):
+        yield http, signed, call
+
+
+async def test_an_answer_waits_out_a_brief_write_lock(
+    lockable: tuple[LiveServer, Person],
+) -> None:
+    server, admin = lockable
+    assert server.db is not None
+    async with (
+        asyncio.timeout(60),
+        answering(server, admin, unique("Locked?")) as (_, person, call),
+    ):
+        with write_lock(server.db):
+            posting = asyncio.ensure_future(person.answer(call.ask_id, answer="patient"))
+            done, _ = await asyncio.wait({posting}, timeout=0.5)
+            assert not done  # the answer's UPDATE waits for the lock…
+        sent = await posting  # …and completes once it is released
+        assert "Sent: the waiting call has your reply." in page_text(sent.text)
+        assert text(await call.result()) == '{"answer":"patient"}'
+
+
+async def test_a_lock_held_too_long_is_a_clear_error_and_loses_nothing(
+    lockable: tuple[LiveServer, Person],
+) -> None:
+    server, admin = lockable
+    assert server.db is not None
+    held, meanwhile = unique("Held through a lock"), unique("Asked through a lock")
+    url = server.mcp_url
+    async with asyncio.timeout(60), answering(server, admin, held) as (http, person, call):
+        with write_lock(server.db):
+            refused = await person.answer(call.ask_id, answer="too soon")
+            assert refused.status_code == 503 and refused.text == UNAVAILABLE
+            state = await first_round(http, url, "user_ask", message=meanwhile)
+            done = await answer_round(
+                http, url, "user_ask", state, accept("meanwhile"), message=meanwhile
+            )
+            assert text(done) == '{"answer":"meanwhile"}'
+        sent = await person.answer(call.ask_id, answer="after the lock")
+        assert "Sent: the waiting call has your reply." in page_text(sent.text)
+        assert text(await call.result()) == '{"answer":"after the lock"}'
+        rows = await calls.records(http, url)
+    assert by_message(rows, meanwhile)["answer"] == {"answer": "meanwhile"}
+    assert by_message(rows, held)["answer"] == {"answer": "after the lock"}
