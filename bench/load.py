@@ -117,7 +117,13 @@ async def ask_once(conn: Connection, tool: str, n: int, rounds: list[float]) -> 
 
 
 async def run(
-    url: str, tool: str, concurrency: int, seconds: float, warmup: float, token: str | None
+    url: str,
+    tool: str,
+    concurrency: int,
+    seconds: float,
+    warmup: float,
+    token: str | None,
+    rate: float | None = None,
 ) -> dict[str, Any]:
     parts = urlsplit(url)
     conns = [
@@ -131,11 +137,18 @@ async def run(
     calls = 0
     stop = time.perf_counter() + warmup
 
+    # With a rate, each worker keeps its share of it on a fixed schedule (an open loop).
+    interval = concurrency / rate if rate else 0.0
+
     async def worker(conn: Connection, measure: bool) -> int:
         done = 0
+        due = time.perf_counter()
         while time.perf_counter() < stop:
             await ask_once(conn, tool, next(counter), rounds if measure else [])
             done += 1
+            if interval:
+                due += interval
+                await asyncio.sleep(max(0.0, due - time.perf_counter()))
         return done
 
     await asyncio.gather(*(worker(c, False) for c in conns))
@@ -166,11 +179,20 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=2.0)
     parser.add_argument("--token", default=None)
     parser.add_argument("--cpu", type=int, default=None, help="pin this process to one CPU")
+    parser.add_argument("--rate", type=float, default=None, help="calls per second in all")
     args = parser.parse_args()
     if args.cpu is not None:
         os.sched_setaffinity(0, {args.cpu})
     result = asyncio.run(
-        run(args.url, args.tool, args.concurrency, args.seconds, args.warmup, args.token)
+        run(
+            args.url,
+            args.tool,
+            args.concurrency,
+            args.seconds,
+            args.warmup,
+            args.token,
+            args.rate,
+        )
     )
     print(json.dumps(result))
 

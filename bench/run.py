@@ -6,6 +6,9 @@ auth on. Results go to stdout as a table and to bench/results/<suite>-<time>.jso
 
     python -m bench.run throughput      # MRTR calls/s and round latency, daphne and uvicorn
     python -m bench.run memory          # resident memory per parked call; drift over 100,000 asks
+    python -m bench.run resume          # browser answer to resumed call: one process, two workers
+    python -m bench.run held            # 1,000 held browser-fallback calls at once, all answered
+    python -m bench.run soak            # 20 minutes at a steady rate: memory and open files flat
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ VENV = ROOT / ".venv" / "bin"
 SDK_VENV = ROOT / "bench" / ".venv-sdk" / "bin"
 RESULTS = ROOT / "bench" / "results"
 SERVER_CPU, CLIENT_CPU = 0, 1
+REDIS_URL = "redis://127.0.0.1:6379/0"
 
 
 def free_port() -> int:
@@ -62,7 +66,16 @@ def rss_kb(pid: int) -> int:
 class Askserver:
     """The product with a fresh SQLite database, a user and a token."""
 
-    def __init__(self, workdir: Path, ask_mcp: dict[str, Any] | None = None) -> None:
+    PASSWORD = "bench-password-not-secret"
+
+    def __init__(
+        self,
+        workdir: Path,
+        ask_mcp: dict[str, Any] | None = None,
+        *,
+        database_url: str | None = None,
+        redis_url: str | None = None,
+    ) -> None:
         self.workdir = workdir
         self.env = {
             **os.environ,
@@ -72,6 +85,11 @@ class Askserver:
             "ASK_MCP_LOG_LEVEL": "WARNING",
             "ASK_MCP_BENCH_CONFIG": json.dumps(ask_mcp or {}),
         }
+        if database_url:
+            self.env["DATABASE_URL"] = database_url
+        if redis_url:
+            self.env["ASK_MCP_REDIS_URL"] = redis_url
+            self.env["ASK_MCP_REDIS_PREFIX"] = f"askbench{os.getpid()}"
         manage = [str(VENV / "python"), "manage.py"]
         subprocess.run([*manage, "migrate", "--noinput", "-v0"], cwd=ROOT, env=self.env, check=True)
         subprocess.run(
@@ -79,7 +97,9 @@ class Askserver:
                 *manage,
                 "shell",
                 "-c",
-                "from django.contrib.auth.models import User; User.objects.get_or_create(username='bench')",
+                "from django.contrib.auth.models import User; "
+                "user, _ = User.objects.get_or_create(username='bench'); "
+                f"user.set_password({self.PASSWORD!r}); user.save()",
             ],
             cwd=ROOT,
             env=self.env,
@@ -143,7 +163,9 @@ def serving(
             process.kill()
 
 
-def load(url: str, *, concurrency: int, seconds: float, token: str | None) -> dict[str, Any]:
+def load(
+    url: str, *, concurrency: int, seconds: float, token: str | None, rate: float | None = None
+) -> dict[str, Any]:
     command = [
         str(VENV / "python"),
         "-m",
@@ -159,6 +181,8 @@ def load(url: str, *, concurrency: int, seconds: float, token: str | None) -> di
     ]
     if token:
         command += ["--token", token]
+    if rate:
+        command += ["--rate", str(rate)]
     done = subprocess.run(command, cwd=ROOT, check=True, capture_output=True, text=True)
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
@@ -289,14 +313,139 @@ def memory(parked: int, cycles: int) -> dict[str, Any]:
     }
 
 
+def browser_load(suite: str, product: Askserver, mcp_url: str, answer_url: str, *extra: str) -> Any:
+    command = [
+        str(VENV / "python"),
+        "-m",
+        "bench.browser",
+        suite,
+        "--mcp-url",
+        mcp_url,
+        "--answer-url",
+        answer_url,
+        "--token",
+        product.token,
+        "--username",
+        "bench",
+        "--password",
+        product.PASSWORD,
+        "--cpu",
+        str(CLIENT_CPU),
+        *extra,
+    ]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    if done.returncode:
+        raise RuntimeError(f"bench.browser {suite} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def resume(calls: int) -> dict[str, Any]:
+    """Form POST to result frame: one process, then two workers sharing Redis and PostgreSQL."""
+    from tests.support.services import postgres_database
+
+    rows: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        product = Askserver(Path(tmp))
+        port = free_port()
+        with serving(product.command("daphne", port), product.env, port):
+            base = f"http://127.0.0.1:{port}"
+            rows["one process (daphne, in-memory layer, SQLite)"] = browser_load(
+                "resume", product, base + "/mcp", base, "--calls", str(calls)
+            )
+    with tempfile.TemporaryDirectory() as tmp, postgres_database() as database_url:
+        product = Askserver(Path(tmp), database_url=database_url, redis_url=REDIS_URL)
+        ports = free_port(), free_port()
+        with (
+            serving(product.command("daphne", ports[0]), product.env, ports[0]),
+            serving(product.command("daphne", ports[1]), product.env, ports[1]),
+        ):
+            held_on, answered_on = (f"http://127.0.0.1:{port}" for port in ports)
+            rows["two workers (daphne x2, Redis, PostgreSQL)"] = browser_load(
+                "resume", product, held_on + "/mcp", answered_on, "--calls", str(calls)
+            )
+    return rows
+
+
+def held(calls: int) -> dict[str, Any]:
+    """Many held browser-fallback calls in one process, keep-alives flowing, all answered."""
+    with tempfile.TemporaryDirectory() as tmp:
+        product = Askserver(
+            Path(tmp),
+            {"ELICITATION_CAPACITY": calls * 2, "ELICITATION_TTL": 3600, "KEEPALIVE_SECONDS": 1},
+        )
+        port = free_port()
+        with serving(product.command("daphne", port), product.env, port) as process:
+            base = f"http://127.0.0.1:{port}"
+            load(base + "/mcp", concurrency=2, seconds=1, token=product.token)  # warm up
+            before = rss_kb(process.pid)
+            result: dict[str, Any] = browser_load(
+                "held",
+                product,
+                base + "/mcp",
+                base,
+                "--calls",
+                str(calls),
+                "--hold",
+                "3",
+                "--server-pid",
+                str(process.pid),
+            )
+            result["rss_before_kb"] = before
+            result["bytes_per_held_call"] = round(
+                (result["rss_while_held_kb"] - before) * 1024 / calls
+            )
+    return result
+
+
+def open_files(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def soak(minutes: float, rate: float) -> dict[str, Any]:
+    """MRTR asks at a steady rate for a long time: resident memory and open files stay flat."""
+    samples: list[dict[str, float]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        product = Askserver(Path(tmp))
+        port = free_port()
+        with serving(product.command("daphne", port), product.env, port) as process:
+            url = f"http://127.0.0.1:{port}/mcp"
+            started = time.monotonic()
+            calls = 0
+            while (elapsed := time.monotonic() - started) < minutes * 60:
+                result = load(url, concurrency=2, seconds=60, token=product.token, rate=rate)
+                calls += result["calls"]
+                samples.append(
+                    {
+                        "minute": round(elapsed / 60, 1),
+                        "calls": calls,
+                        "rss_kb": rss_kb(process.pid),
+                        "open_files": open_files(process.pid),
+                    }
+                )
+                print(json.dumps(samples[-1]), flush=True)
+    first, last = samples[min(1, len(samples) - 1)], samples[-1]  # minute 1: after warm-up
+    return {
+        "minutes": minutes,
+        "rate_per_s": rate,
+        "samples": samples,
+        "rss_growth_after_first_minute": round(
+            (last["rss_kb"] - first["rss_kb"]) / first["rss_kb"], 4
+        ),
+        "open_files_growth": last["open_files"] - first["open_files"],
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("suite", choices=["throughput", "memory"])
+    parser.add_argument("suite", choices=["throughput", "memory", "resume", "held", "soak"])
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--parked", type=int, default=10_000)
     parser.add_argument("--cycles", type=int, default=100_000)
+    parser.add_argument("--calls", type=int, default=None, help="resume: 300; held: 1,000")
+    parser.add_argument("--minutes", type=float, default=20.0, help="soak duration")
+    parser.add_argument("--rate", type=float, default=50.0, help="soak: MRTR calls per second")
     args = parser.parse_args()
     if len(os.sched_getaffinity(0)) < 2:
         raise SystemExit("the benchmark needs two CPUs: one for the server, one for the load")
@@ -304,9 +453,18 @@ def main() -> None:
     if args.suite == "throughput":
         results: Any = throughput(args.seconds)
         print_throughput(results)
-    else:
+    elif args.suite == "memory":
         results = memory(args.parked, args.cycles)
         print(json.dumps(results, indent=2))
+    elif args.suite == "resume":
+        results = resume(args.calls or 300)
+        print(json.dumps(results, indent=2))
+    elif args.suite == "held":
+        results = held(args.calls or 1000)
+        print(json.dumps(results, indent=2))
+    else:
+        results = soak(args.minutes, args.rate)
+        print(json.dumps({k: v for k, v in results.items() if k != "samples"}, indent=2))
     out = RESULTS / f"{args.suite}-{time.strftime('%Y%m%dT%H%M%S')}.json"
     out.write_text(json.dumps(results, indent=2))
     shutil.copyfile(out, RESULTS / f"{args.suite}-latest.json")
