@@ -179,9 +179,14 @@ async def held(args: argparse.Namespace) -> dict[str, Any]:
         answers: dict[str, str] = {}
         keepalives: list[int] = []
 
+        # Calls open 50 at a time (daphne listens with a backlog of 50): all are held at once.
+        opening = asyncio.Semaphore(50)
+
         async def one(n: int) -> None:
+            await opening.acquire()
             async with held_call(mcp, args.mcp_url, args.token, n) as call:
                 ask_id = await call.ask_id()
+                opening.release()
                 answers[ask_id] = f"held {n}"
                 opened.append(ask_id)
                 if len(opened) == args.calls:

@@ -21,6 +21,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -144,23 +145,32 @@ class Askserver:
 def serving(
     command: list[str], env: dict[str, str], port: int
 ) -> Iterator[subprocess.Popen[bytes]]:
+    """A server pinned to the server CPU; its log goes to a file (a pipe nobody reads fills up)."""
+    log = tempfile.NamedTemporaryFile(  # noqa: SIM115  (kept open for the server's lifetime)
+        prefix="bench-server-", suffix=".log", delete=False
+    )
     process = subprocess.Popen(
         command,
         cwd=ROOT,
         env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        stdout=log,
+        stderr=subprocess.STDOUT,
         preexec_fn=lambda: os.sched_setaffinity(0, {SERVER_CPU}),
     )
     try:
         wait_for_port(port, process)
         yield process
+    except BaseException:
+        print(f"server log ({log.name}), last lines:", file=sys.stderr)
+        print(Path(log.name).read_text(errors="replace")[-3000:], file=sys.stderr)
+        raise
     finally:
         process.send_signal(signal.SIGTERM)
         try:
             process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             process.kill()
+        log.close()
 
 
 def load(
