@@ -13,13 +13,14 @@ STAMP := $(VENV)/.installed-stamp
 PYTHON ?= $(shell for p in python3.12 python3.13 python3 $$HOME/.pyenv/versions/3.12*/bin/python $$HOME/.pyenv/versions/3.13*/bin/python; do \
 	"$$p" -c 'import sys; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1 && { command -v "$$p"; break; }; done)
 
-.PHONY: help venv run test lint typecheck pytest conformance clean bench
+.PHONY: help venv run test lint typecheck pytest conformance clean bench soak
 
 help:
 	@echo "make run          serve askserver on http://$(HOST):$(PORT) (PORT=..., HOST=..., SERVER=daphne|uvicorn)"
 	@echo "make test         lint, type-check, the whole test suite and the conformance suite"
 	@echo "make conformance  the official MCP conformance suite, both eras (installs Node 22 once)"
 	@echo "make bench        throughput, latency and memory against the official SDK (two CPUs)"
+	@echo "make soak         20 minutes of asks at a steady rate: memory and open files stay flat"
 
 $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "askserver needs Python >= 3.12; set PYTHON=/path/to/python3.12" >&2; exit 1; }
@@ -72,3 +73,8 @@ $(SDK_VENV)/.installed-stamp:
 bench: $(STAMP) $(SDK_VENV)/.installed-stamp
 	$(PY) -m bench.run throughput
 	$(PY) -m bench.run memory
+	$(PY) -m bench.run resume
+	$(PY) -m bench.run held
+
+soak: $(STAMP)
+	$(PY) -m bench.run soak --minutes 20

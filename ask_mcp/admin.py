@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import secrets
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from django.contrib import admin, messages
@@ -16,6 +17,7 @@ from django.utils.timesince import timesince
 
 from .auth import TOKEN_PREFIX, TOKENS, digest
 from .models import ApiToken, Ask, AskEvent, LegacySessionRecord, Webhook, WebhookDelivery
+from .relay import ChannelLayerUnavailable
 from .services import ask_cancel, ask_expire
 
 if TYPE_CHECKING:  # ModelAdmin is generic only to the type checker
@@ -99,30 +101,42 @@ class AskAdmin(AskModelAdmin):
 
     @admin.action(description="Cancel the selected asks (the waiting call gets “cancelled”)")
     def cancel_asks(self, request: HttpRequest, queryset: QuerySet[Ask]) -> None:
-        done = [
-            ask
-            for ask in queryset.filter(status=Ask.Status.PENDING)
-            if ask_cancel(ask=ask, user=request.user)
-        ]
-        self._report(request, done, "cancelled", queryset.count())
+        self._decide(request, queryset, ask_cancel, "cancelled")
 
     @admin.action(
         description="Expire the selected asks (the waiting call gets “did not answer in time”)"
     )
     def expire_asks(self, request: HttpRequest, queryset: QuerySet[Ask]) -> None:
-        done = [
-            ask
-            for ask in queryset.filter(status=Ask.Status.PENDING)
-            if ask_expire(ask=ask, user=request.user)
-        ]
-        self._report(request, done, "expired", queryset.count())
+        self._decide(request, queryset, ask_expire, "expired")
 
-    def _report(self, request: HttpRequest, done: list[Ask], verb: str, selected: int) -> None:
-        skipped = selected - len(done)
+    def _decide(
+        self,
+        request: HttpRequest,
+        queryset: QuerySet[Ask],
+        decide: Callable[..., bool],
+        verb: str,
+    ) -> None:
+        done: list[Ask] = []
+        unreached = 0
+        for ask in queryset.filter(status=Ask.Status.PENDING):
+            try:
+                if decide(ask=ask, user=request.user):
+                    done.append(ask)
+            except ChannelLayerUnavailable:
+                unreached += 1
+        skipped = queryset.count() - len(done) - unreached
         text = f"{len(done)} ask(s) {verb}."
         if skipped:
             text += f" {skipped} were no longer pending and were left as they were."
         self.message_user(request, text, messages.SUCCESS if done else messages.WARNING)
+        if unreached:
+            self.message_user(
+                request,
+                f"{unreached} ask(s) were left pending: the server process holding their calls "
+                "could not be reached (the channel layer, Redis, is unavailable). Try again "
+                "shortly.",
+                messages.ERROR,
+            )
 
 
 @admin.register(ApiToken)

@@ -46,6 +46,14 @@ def _decision(reply: Mapping[str, Any], user: User | AnonymousUser | None) -> di
     }
 
 
+def _undo(ask: Ask, status: str, answered_at: Any) -> None:
+    """Put back to pending an ask whose decision never reached its call (Redis was down)."""
+    decided = Ask.objects.filter(pk=ask.pk, status=status)
+    if answered_at is not None:
+        decided = decided.filter(answered_at=answered_at)
+    decided.update(status=Ask.Status.PENDING, answer=None, answered_by=None, answered_at=None)
+
+
 async def ask_answer(*, ask: Ask, reply: Mapping[str, Any], user: User | AnonymousUser) -> bool:
     """Record a browser answer if the ask still waits for one, and wake its call.
 
@@ -83,27 +91,46 @@ async def ask_answer(*, ask: Ask, reply: Mapping[str, Any], user: User | Anonymo
 
 
 def ask_cancel(*, ask: Ask, user: User | AnonymousUser) -> bool:
-    """An admin's cancel: the held call resumes with the cancelled result (a parked MRTR call on retry)."""
+    """An admin's cancel: the held call resumes with the cancelled result (a parked MRTR call on retry).
+
+    Raises:
+        ChannelLayerUnavailable: the worker holding the call could not be reached; the ask is
+            left pending, as it was.
+    """
     reply = {"action": "cancel"}
-    if not Ask.objects.pending().filter(pk=ask.pk).update(**_decision(reply, user)):
+    decision = _decision(reply, user)
+    if not Ask.objects.pending().filter(pk=ask.pk).update(**decision):
         return False
+    if ask.worker:
+        try:
+            async_to_sync(relay().settle)(ask.worker, ask.id.hex, reply, ask.call_id or None)
+        except ChannelLayerUnavailable:
+            _undo(ask, decision["status"], decision["answered_at"])
+            raise
     actor = user if user.is_authenticated else None
     async_to_sync(_record)(ask, AskEvent.Kind.CANCELLED, actor, "admin")
-    if ask.worker:
-        async_to_sync(relay().settle)(ask.worker, ask.id.hex, reply, ask.call_id or None)
     if ask.route != Ask.Route.CLIENT:
         announce_sync(ENDED, [ask.id.hex])
     return True
 
 
 def ask_expire(*, ask: Ask, user: User | AnonymousUser | None = None) -> bool:
-    """An admin's expire: the held call ends with the "did not answer in time" result."""
+    """An admin's expire: the held call ends with the "did not answer in time" result.
+
+    Raises:
+        ChannelLayerUnavailable: the worker holding the call could not be reached; the ask is
+            left pending, as it was.
+    """
     if not Ask.objects.pending().filter(pk=ask.pk).update(status=Ask.Status.EXPIRED):
         return False
+    if ask.worker:
+        try:
+            async_to_sync(relay().expire)(ask.worker, ask.id.hex, ask.call_id or None)
+        except ChannelLayerUnavailable:
+            _undo(ask, Ask.Status.EXPIRED, None)
+            raise
     actor = user if user is not None and user.is_authenticated else None
     async_to_sync(_record)(ask, AskEvent.Kind.EXPIRED, actor, "admin")
-    if ask.worker:
-        async_to_sync(relay().expire)(ask.worker, ask.id.hex, ask.call_id or None)
     if ask.route != Ask.Route.CLIENT:
         announce_sync(ENDED, [ask.id.hex])
     return True

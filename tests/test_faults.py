@@ -28,6 +28,7 @@ from ask_mcp.middleware import UNAVAILABLE
 from ask_mcp.recorder import NOT_RECORDED
 from ask_mcp.relay import LAYER_DOWN_TEXT
 from ask_mcp.server.errors import NO_LONGER_WAITING_TEXT
+from ask_mcp.toolkits.ask import CANCELLED_TEXT
 from ask_mcp.views import NOT_DELIVERED
 from tests.support import calls
 from tests.support.browser import WEB_CONFIG, Person, quickstart_admin
@@ -304,6 +305,42 @@ async def test_with_redis_away_an_answer_on_another_worker_is_refused_and_lands_
             assert text(await call.result()) == '{"answer":"after"}'
         row = by_message(await calls.records(http, pair.a.mcp_url), message)
     assert (row["status"], row["answer"]) == ("accepted", {"answer": "after"})
+
+
+async def test_with_redis_away_an_admin_cancel_on_another_worker_leaves_the_ask_pending(
+    pair: Pair,
+) -> None:
+    message = unique("Held on A, cancelled from B's admin")
+    async with (
+        asyncio.timeout(60),
+        calls.client() as http,
+        signed_in_http(pair.b, pair.admin) as admin,
+    ):
+
+        async def cancel(ask_id: str) -> str:
+            done = await admin.client.post(
+                "/admin/ask_mcp/ask/",
+                data={
+                    "action": "cancel_asks",
+                    "_selected_action": str(uuid.UUID(ask_id)),
+                    "csrfmiddlewaretoken": admin.csrf,
+                },
+                follow_redirects=True,
+            )
+            assert done.status_code == 200, done.text
+            return page_text(done.text)
+
+        async with held_call(pair.a.mcp_url, message=message, http=http) as call:
+            with pair.redis.outage():
+                refused = await cancel(call.ask_id)
+            assert "1 ask(s) were left pending" in refused, refused
+            row = by_message(await calls.records(http, pair.a.mcp_url), message)
+            assert (row["status"], row["answer"]) == ("pending", None)  # nothing half-recorded
+
+            assert "1 ask(s) cancelled." in await cancel(call.ask_id)
+            assert text(await call.result()) == CANCELLED_TEXT
+        row = by_message(await calls.records(http, pair.a.mcp_url), message)
+    assert row["status"] == "cancelled"
 
 
 async def test_with_postgresql_away_errors_say_so_and_nothing_is_lost(pair: Pair) -> None:
