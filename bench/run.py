@@ -421,12 +421,12 @@ def soak(minutes: float, rate: float) -> dict[str, Any]:
             url = f"http://127.0.0.1:{port}/mcp"
             started = time.monotonic()
             calls = 0
-            while (elapsed := time.monotonic() - started) < minutes * 60:
+            while time.monotonic() - started < minutes * 60:
                 result = load(url, concurrency=2, seconds=60, token=product.token, rate=rate)
                 calls += result["calls"]
                 samples.append(
                     {
-                        "minute": round(elapsed / 60, 1),
+                        "minute": round((time.monotonic() - started) / 60, 1),
                         "calls": calls,
                         "rss_kb": rss_kb(process.pid),
                         "open_files": open_files(process.pid),

@@ -26,7 +26,7 @@ from typing import Any, Final, Protocol
 from ask_mcp.protocol import mcp
 from ask_mcp.protocol.forms import ElicitResult, check_form_schema, form_errors, read_elicit_result
 
-from .context import Context, Stream
+from .context import Context, NullStream, Stream
 from .errors import (
     ElicitationCapacityExceeded,
     ElicitationEnded,
@@ -39,6 +39,8 @@ from .errors import (
 from .state import InvalidState, StateClaims, StateSealer
 
 logger = logging.getLogger("ask_mcp.elicitation")
+_DETACHED: Final = NullStream()
+"""The stream of a parked call between rounds: nobody is listening."""
 
 MAX_REASKS: Final = 2
 """How many times an answer that does not fit its form is asked again before giving up."""
@@ -568,6 +570,9 @@ class ElicitationTable:
 
     def _park(self, call: ParkedCall) -> dict[str, Any]:
         call.preset = None  # answers sent up front apply to the first request only
+        # This round's response is about to end: let go of it (the transport's request objects
+        # and the body sent) while the call waits; the retry brings the next round's stream.
+        call.ctx.stream = _DETACHED
         call.deadline = min(pending.deadline for pending in call.pending.values())
         loop = asyncio.get_running_loop()
         if call.timer is not None:
