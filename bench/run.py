@@ -24,8 +24,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -124,8 +125,8 @@ class Askserver:
                 "127.0.0.1",
                 "-p",
                 str(port),
-                "--access-log",
-                os.devnull,
+                "-v",
+                "0",  # no access log, as uvicorn (--no-access-log) and the SDK peer run here
                 "askserver.asgi:application",
             ]
         return [
@@ -206,30 +207,26 @@ def throughput(seconds: float) -> dict[str, Any]:
     rows: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
         product = Askserver(Path(tmp))
-        peers: list[tuple[str, list[str], dict[str, str], str | None]] = []
-        port = free_port()
-        peers.append(
-            (
-                "official SDK MCPServer (uvicorn)",
-                [
-                    str(SDK_VENV / "python"),
-                    str(ROOT / "bench" / "peers" / "sdk_server.py"),
-                    "--port",
-                    str(port),
-                ],
-                dict(os.environ),
-                None,
-            )
-        )
-        peers.extend(
-            (f"askserver ({server})", product.command(server, 0), product.env, product.token)
-            for server in ("daphne", "uvicorn")
-        )
-        for name, command, env, token in peers:
+
+        def sdk_command(port: int) -> list[str]:
+            peer = ROOT / "bench" / "peers" / "sdk_server.py"
+            return [str(SDK_VENV / "python"), str(peer), "--port", str(port)]
+
+        peers: list[tuple[str, Callable[[int], list[str]], dict[str, str], str | None]] = [
+            ("official SDK MCPServer (uvicorn)", sdk_command, dict(os.environ), None),
+            *(
+                (
+                    f"askserver ({server})",
+                    partial(product.command, server),
+                    product.env,
+                    product.token,
+                )
+                for server in ("daphne", "uvicorn")
+            ),
+        ]
+        for name, command_for, env, token in peers:
             port = free_port()
-            command = [part if part != "0" else str(port) for part in command]
-            if "--port" in command:
-                command[command.index("--port") + 1] = str(port)
+            command = command_for(port)
             with serving(command, env, port):
                 url = f"http://127.0.0.1:{port}/mcp"
                 rows[name] = {
