@@ -219,8 +219,33 @@ def throughput(seconds: float, rounds: int) -> dict[str, Any]:
             peer = ROOT / "bench" / "peers" / "sdk_server.py"
             return [str(SDK_VENV / "python"), str(peer), "--port", str(port)]
 
+        def bare_command(server: str, port: int) -> list[str]:
+            app = "bench.peers.bare_consumer:application"
+            if server == "daphne":
+                return [str(VENV / "daphne"), "-b", "127.0.0.1", "-p", str(port), "-v", "0", app]
+            return [
+                str(VENV / "uvicorn"),
+                app,
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--log-level",
+                "warning",
+                "--no-access-log",
+            ]
+
         peers: list[tuple[str, Callable[[int], list[str]], dict[str, str], str | None]] = [
             ("official SDK MCPServer (uvicorn)", sdk_command, dict(os.environ), None),
+            *(
+                (
+                    f"ceiling: bare consumer ({server})",
+                    partial(bare_command, server),
+                    dict(os.environ),
+                    None,
+                )
+                for server in ("daphne", "uvicorn")
+            ),
             *(
                 (
                     f"askserver ({server})",
