@@ -1,6 +1,6 @@
-"""Live daphne servers on loopback, one per configuration, for tests that drive the real endpoint.
+"""Live servers (daphne, or uvicorn) on loopback, one per configuration, for tests that drive the real endpoint.
 
-The listening socket is bound here and handed to daphne (`--fd`), so a client may connect at
+The listening socket is bound here and handed to the server (`--fd`), so a client may connect at
 once: its request waits in the backlog until the server is up. `start` returns after one such
 request was answered, because importing the project can outlast a test client's 10 s timeout on
 a busy machine. No polling, no sleeps.
@@ -23,6 +23,7 @@ import httpx2
 
 ROOT = Path(__file__).resolve().parents[2]
 DAPHNE = Path(sys.executable).with_name("daphne")
+UVICORN = Path(sys.executable).with_name("uvicorn")
 READY_TIMEOUT = 120.0
 """Seconds a new server may take to answer its first request."""
 
@@ -113,8 +114,12 @@ class LiveServers:
         *,
         extra_env: dict[str, str] | None = None,
         db: Path | None = None,
+        server: str = "daphne",
     ) -> LiveServer:
-        """Start a server; with `db`, on that database (a restart), else on a fresh copy."""
+        """Start a server; with `db`, on that database (a restart), else on a fresh copy.
+
+        `server` is daphne (the default, as `make run`) or uvicorn (`make run SERVER=uvicorn`).
+        """
         index = len(list(self.workdir.glob("server-*.log")))
         if db is None:
             db = self.workdir / f"server-{index}.sqlite3"
@@ -128,15 +133,13 @@ class LiveServers:
         env = self.environment(config, db)
         env.update(extra_env or {})
         with open(log_path, "wb") as log:
+            fd = str(listener.fileno())
+            command = {
+                "daphne": [str(DAPHNE), "--fd", fd, "--access-log", "-"],
+                "uvicorn": [str(UVICORN), "--fd", fd, "--log-level", "info"],
+            }[server]
             process = subprocess.Popen(
-                [
-                    str(DAPHNE),
-                    "--fd",
-                    str(listener.fileno()),
-                    "--access-log",
-                    "-",
-                    "tests.support.asgi:application",
-                ],
+                [*command, "tests.support.asgi:application"],
                 cwd=ROOT,
                 env=env,
                 pass_fds=(listener.fileno(),),
@@ -144,9 +147,9 @@ class LiveServers:
                 stderr=log,
             )
         listener.close()
-        server = LiveServer(f"http://127.0.0.1:{port}", process, log_path, config, env, db)
-        server.warm()
-        return server
+        live = LiveServer(f"http://127.0.0.1:{port}", process, log_path, config, env, db)
+        live.warm()
+        return live
 
     def stop(self, server: LiveServer) -> None:
         if server.process.poll() is None:

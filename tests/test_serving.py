@@ -1,0 +1,68 @@
+"""tune_daphne: daphne skips Twisted's form parsing and access lines; without daphne it does nothing.
+
+Each case runs in a fresh interpreter: importing daphne's server installs its Twisted reactor
+for the whole process.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# A request built the way daphne builds one for each connection, on an in-memory transport.
+DAPHNE_REQUEST = """
+import daphne.server
+import askserver.asgi
+from daphne import server
+from twisted.internet.testing import StringTransport
+
+class Server:
+    def protocol_connected(self, protocol):
+        pass
+
+factory = server.HTTPFactory(Server())
+protocol = factory.buildProtocol(("127.0.0.1", 0))
+protocol.makeConnection(StringTransport())
+request = protocol.requestFactory(protocol._channel, False)
+"""
+
+
+def run_python(code: str) -> str:
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_under_daphne_requests_skip_form_parsing() -> None:
+    out = run_python(DAPHNE_REQUEST + "print(request._parsePOSTFormSubmission)")
+    assert out == "False"
+
+
+def test_under_daphne_twisted_writes_no_access_line() -> None:
+    out = run_python(
+        DAPHNE_REQUEST
+        + "written = []\n"
+        + "factory._logFile = type('File', (), {'write': lambda self, line: written.append(line)})()\n"
+        + "factory.log(request)\n"
+        + "print(len(written))"
+    )
+    assert out == "0"
+
+
+def test_without_daphne_loaded_it_imports_and_changes_nothing() -> None:
+    # Importing daphne's server would install the Twisted reactor into a process that may not
+    # run daphne at all (a project serving with uvicorn and without daphne in INSTALLED_APPS).
+    out = run_python(
+        "import sys\n"
+        "from ask_mcp.serving import tune_daphne\n"
+        "print(tune_daphne(), 'daphne.server' in sys.modules, "
+        "'twisted.internet.reactor' in sys.modules)\n"
+    )
+    assert out == "False False False"
