@@ -21,11 +21,21 @@ import uuid
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Final
 
 from django.contrib.auth.models import Group
 from django.db import InterfaceError, OperationalError, connection, transaction
-from django.db.models import AutoField, CharField, Field, ForeignKey, TextField
+from django.db.models import (
+    AutoField,
+    CharField,
+    DateTimeField,
+    Field,
+    ForeignKey,
+    JSONField,
+    TextField,
+    UUIDField,
+)
 
 from . import conf, sweeper
 from .auth import user_id_of
@@ -201,7 +211,10 @@ class AskRecorder:
             ended: list[str] = []
             try:
                 if inserts or closes:
-                    ended = await loop.run_in_executor(self._executor, write, inserts, closes)
+                    # Everything Python about the batch happens here; the writer thread only
+                    # runs the statements (the database's C code lets go of the GIL, Python on
+                    # that thread would hold the event loop up to the switch interval).
+                    ended = await loop.run_in_executor(self._executor, write, plan(inserts, closes))
                 failures = 0
             except TRANSIENT as exc:
                 failures += 1
@@ -235,19 +248,128 @@ class AskRecorder:
                     logger.exception("could not tell the inboxes that asks ended")
 
 
-def write(inserts: list[dict[str, Any]], closes: list[_Close]) -> list[str]:
-    """Insert new asks and close pending ones in one transaction, with their history events.
+@dataclass(slots=True)
+class _Plan:
+    """One batch as statement parameters, ready for the writer thread."""
+
+    asks: list[list[Any]]
+    """INSERT parameters of new asks (those that ended in the batch already closed)."""
+    actors: set[int]
+    """Users named as the actor of an event: those deleted meanwhile become NULL."""
+    events: list[list[Any]]
+    """INSERT parameters of events that happen whatever the database holds."""
+    updates: list[tuple[str, list[Any], list[Any], str | None]]
+    """Conditional closes: UPDATE and parameters, its event, and the inbox ask it ends."""
+    ended: list[str]
+    """Inbox asks that ended within the batch."""
+
+
+def plan(inserts: list[dict[str, Any]], closes: list[_Close]) -> _Plan:
+    """Turn a batch into statement parameters; pure Python, no database access."""
+    sql = _sql()
+    # An ask asked and ended within one batch is inserted closed already: no UPDATE for it.
+    # (Planning it again when a failed batch is retried sets the same values.)
+    new = {row["id"]: row for row in inserts}
+    folded: dict[uuid.UUID, _Close] = {}
+    for close in closes:
+        row = new.get(close.id)
+        if row is not None and close.id not in folded:  # two closes: the first one won
+            row["status"] = close.status
+            if close.status in ANSWERED:
+                row["answered_at"] = close.at
+            if close.answer is not None:
+                row["answer"] = dict(close.answer)
+            folded[close.id] = close
+    events: list[list[Any]] = []
+    for row in inserts:
+        label = row["client_name"] or "client"
+        events.append(
+            sql.event_values(
+                {
+                    "ask_id": row["id"],
+                    "kind": AskEvent.Kind.CREATED,
+                    "at": row["created"],
+                    "actor_id": row["asked_by_id"],
+                    "actor_label": label,
+                    "route": row["route"],
+                }
+            )
+        )
+        if row["route"] == Ask.Route.CLIENT:  # the client shows it straight away
+            events.append(
+                sql.event_values(
+                    {
+                        "ask_id": row["id"],
+                        "kind": AskEvent.Kind.SHOWN,
+                        "at": row["created"],
+                        "actor_label": label,
+                        "route": row["route"],
+                    }
+                )
+            )
+    updates: list[tuple[str, list[Any], list[Any], str | None]] = []
+    ended: list[str] = []
+    for close in closes:
+        inbox = close.id.hex if close.route != Ask.Route.CLIENT else None
+        event = sql.event_values(_closing_event(close))
+        if close.id in new:
+            if folded[close.id] is close:
+                events.append(event)
+                if inbox:
+                    ended.append(inbox)
+            continue
+        changes: dict[str, Any] = {"status": close.status}
+        if close.status in ANSWERED:
+            changes["answered_at"] = close.at
+        if close.answer is not None:
+            changes["answer"] = dict(close.answer)
+        updates.append((*sql.update(changes, close.id), event, inbox))
+    return _Plan(
+        asks=[sql.ask_values(row) for row in inserts],
+        actors={row["asked_by_id"] for row in inserts if row["asked_by_id"] is not None},
+        events=events,
+        updates=updates,
+        ended=ended,
+    )
+
+
+def write(batch: _Plan) -> list[str]:
+    """Write a planned batch in one transaction; returns the inbox asks it closed.
 
     Runs on the writer thread, which keeps its connection from batch to batch: opening a
     SQLite connection (and checkpointing it on close) cost more than the writes. After a
-    connection error the connection is dropped, so the retry opens a new one. Returns the inbox
-    asks that were closed (the inboxes drop them).
+    connection error the connection is dropped, so the retry opens a new one.
     """
     try:
-        return _write(inserts, closes)
+        return _write(batch)
     except TRANSIENT:
         connection.close()
         raise
+
+
+def _write(batch: _Plan) -> list[str]:
+    sql = _sql()
+    ended = list(batch.ended)
+    events = [list(event) for event in batch.events]
+    with transaction.atomic(), connection.cursor() as cursor:
+        if batch.asks:
+            cursor.executemany(sql.insert_ask, batch.asks)
+        for statement, parameters, event, inbox in batch.updates:
+            cursor.execute(statement, parameters)
+            if cursor.rowcount != 1:
+                continue  # decided already (a browser answer, an admin): that wrote its event
+            events.append(list(event))
+            if inbox:
+                ended.append(inbox)
+        if batch.actors:
+            # The creator may have been deleted meanwhile, as the row's addressee was.
+            known = _existing_users(cursor, batch.actors)
+            for event in events:
+                if event[sql.actor] is not None and event[sql.actor] not in known:
+                    event[sql.actor] = None
+        if events:
+            cursor.executemany(sql.insert_event, events)
+    return ended
 
 
 class _Statements:
@@ -281,6 +403,7 @@ class _Statements:
         )
         self.ask_preparers = [_preparer(f) for f in self.ask_fields]
         self.event_preparers = [_preparer(f) for f in self.event_fields]
+        self.actor = [f.attname for f in self.event_fields].index("actor_id")
         self.table = quote(Ask._meta.db_table)
         self.quote = quote
         self.pending = Ask.Status.PENDING.value
@@ -290,13 +413,13 @@ class _Statements:
 
     def ask_values(self, row: dict[str, Any]) -> list[Any]:
         return [
-            row[name] if prepare is None else prepare(row[name], connection)
+            row[name] if prepare is None else prepare(row[name])
             for name, prepare in self.ask_preparers
         ]
 
     def event_values(self, event: dict[str, Any]) -> list[Any]:
         return [
-            event.get(name) if prepare is None else prepare(event.get(name), connection)
+            event.get(name) if prepare is None else prepare(event.get(name))
             for name, prepare in self.event_preparers
         ]
 
@@ -321,13 +444,27 @@ def _column(field: Field[Any, Any]) -> str:
     return column
 
 
-def _preparer(field: Any) -> tuple[str, Callable[[Any, Any], Any] | None]:
-    """How one column's value is prepared: text and integer ids pass as they are (the driver
-    takes them); UUIDs, datetimes and JSON go through the field's own preparation."""
-    passes = isinstance(field, (CharField, TextField)) or (
-        isinstance(field, ForeignKey) and isinstance(field.target_field, AutoField)
-    )
-    return field.attname, None if passes else field.get_db_prep_save
+def _preparer(field: Any) -> tuple[str, Callable[[Any], Any] | None]:
+    """How one column's value reaches the driver: what the field itself would send, taken
+    straight from the backend's adapters (the field's get_db_prep_save layers checks around
+    them that cost more than the write): text and integer ids pass as they are."""
+    target = field.target_field if isinstance(field, ForeignKey) else field
+    if isinstance(target, (CharField, TextField, AutoField)):
+        return field.attname, None
+    ops = connection.ops
+    if isinstance(target, DateTimeField):
+        return field.attname, ops.adapt_datetimefield_value
+    if isinstance(target, JSONField):
+        encoder = target.encoder
+        return (
+            field.attname,
+            lambda value: None if value is None else ops.adapt_json_value(value, encoder),
+        )
+    if isinstance(target, UUIDField) and not connection.features.has_native_uuid_field:
+        return field.attname, lambda value: None if value is None else value.hex
+    if isinstance(target, UUIDField):
+        return field.attname, None
+    return field.attname, partial(field.get_db_prep_save, connection=connection)
 
 
 _statements: dict[str, _Statements] = {}
@@ -339,74 +476,6 @@ def _sql() -> _Statements:
     if statements is None:
         statements = _statements[connection.vendor] = _Statements()
     return statements
-
-
-def _write(inserts: list[dict[str, Any]], closes: list[_Close]) -> list[str]:
-    sql = _sql()
-    ended: list[str] = []
-    events: list[dict[str, Any]] = []
-    # An ask asked and ended within one batch is inserted closed already: no UPDATE for it.
-    # (Applying it again when a failed batch is retried sets the same values.)
-    new = {row["id"]: row for row in inserts}
-    folded: dict[uuid.UUID, _Close] = {}
-    for close in closes:
-        row = new.get(close.id)
-        if row is not None and close.id not in folded:  # two closes: the first one won
-            row["status"] = close.status
-            if close.status in ANSWERED:
-                row["answered_at"] = close.at
-            if close.answer is not None:
-                row["answer"] = dict(close.answer)
-            folded[close.id] = close
-    for row in inserts:
-        label = row["client_name"] or "client"
-        events.append(
-            {
-                "ask_id": row["id"],
-                "kind": AskEvent.Kind.CREATED,
-                "at": row["created"],
-                "actor_id": row["asked_by_id"],
-                "actor_label": label,
-                "route": row["route"],
-            }
-        )
-        if row["route"] == Ask.Route.CLIENT:  # the client shows it straight away
-            events.append(
-                {
-                    "ask_id": row["id"],
-                    "kind": AskEvent.Kind.SHOWN,
-                    "at": row["created"],
-                    "actor_label": label,
-                    "route": row["route"],
-                }
-            )
-    with transaction.atomic(), connection.cursor() as cursor:
-        if inserts:
-            cursor.executemany(sql.insert_ask, [sql.ask_values(row) for row in inserts])
-            # The creator may have been deleted meanwhile, as the row's addressee was.
-            known = _existing_users(cursor, {row["asked_by_id"] for row in inserts})
-            for event in events:
-                if event.get("actor_id") not in known:
-                    event["actor_id"] = None
-        for close in closes:
-            if close.id in new:
-                if folded[close.id] is not close:
-                    continue
-            else:
-                changes: dict[str, Any] = {"status": close.status}
-                if close.status in ANSWERED:
-                    changes["answered_at"] = close.at
-                if close.answer is not None:
-                    changes["answer"] = dict(close.answer)
-                cursor.execute(*sql.update(changes, close.id))
-                if cursor.rowcount != 1:
-                    continue  # decided already (a browser answer, an admin): that wrote its event
-            events.append(_closing_event(close))
-            if close.route != Ask.Route.CLIENT:
-                ended.append(close.id.hex)
-        if events:
-            cursor.executemany(sql.insert_event, [sql.event_values(event) for event in events])
-    return ended
 
 
 def write_singly(
@@ -423,9 +492,9 @@ def write_singly(
     for change in changes:
         try:
             if isinstance(change, _Insert):
-                ended += write([change.row], [])
+                ended += write(plan([change.row], []))
             else:
-                ended += write([], [change])
+                ended += write(plan([], [change]))
         except TRANSIENT:
             retry.append(change)
         except Exception as exc:
@@ -440,11 +509,9 @@ def _users_table() -> str:
     return get_user_model()._meta.db_table
 
 
-def _existing_users(cursor: Any, ids: set[int | None]) -> set[int]:
+def _existing_users(cursor: Any, ids: set[int]) -> set[int]:
     """Which of these user ids still exist (an event's actor must, or be NULL)."""
-    wanted = [each for each in ids if each is not None]
-    if not wanted:
-        return set()
+    wanted = sorted(ids)
     marks = ", ".join("%s" for _ in wanted)
     cursor.execute(
         f"SELECT id FROM {connection.ops.quote_name(_users_table())} WHERE id IN ({marks})",
