@@ -77,6 +77,7 @@ class Ask(models.Model):
         on_delete=models.SET_NULL,
         related_name="asks",
         help_text="The group whose members may answer.",
+        db_index=False,  # indexed where set (Meta): most asks have no team
     )
     route = models.CharField(max_length=16, choices=Route.choices)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
@@ -87,6 +88,7 @@ class Ask(models.Model):
         blank=True,
         on_delete=models.SET_NULL,
         related_name="asks_answered",
+        db_index=False,  # indexed where set (Meta): only browser answers have one
     )
     answered_at = models.DateTimeField(null=True, blank=True)
     expires_at = models.DateTimeField()
@@ -101,7 +103,17 @@ class Ask(models.Model):
 
     class Meta:
         ordering = ["-created"]
-        indexes = [models.Index(fields=["status", "created"], name="ask_status_created")]
+        # Each index costs every insert; the sparse foreign keys are indexed only where set
+        # (what deleting a user or a group looks up), which most rows are not.
+        indexes = [
+            models.Index(fields=["status", "created"], name="ask_status_created"),
+            models.Index(fields=["team"], name="ask_team", condition=models.Q(team__isnull=False)),
+            models.Index(
+                fields=["answered_by"],
+                name="ask_answered_by",
+                condition=models.Q(answered_by__isnull=False),
+            ),
+        ]
 
     def __str__(self) -> str:
         first = self.message.strip().splitlines()[0] if self.message.strip() else ""
@@ -139,7 +151,8 @@ class AskEvent(models.Model):
         WITHDRAWN = "withdrawn"
         PURGED = "purged", "answer deleted (retention)"
 
-    ask = models.ForeignKey(Ask, on_delete=models.CASCADE, related_name="events")
+    # Looked up through askevent_ask_at, whose first column it is: no index of its own.
+    ask = models.ForeignKey(Ask, on_delete=models.CASCADE, related_name="events", db_index=False)
     kind = models.CharField(max_length=16, choices=Kind.choices)
     at = models.DateTimeField()
     actor = models.ForeignKey(
@@ -149,6 +162,7 @@ class AskEvent(models.Model):
         on_delete=models.SET_NULL,
         related_name="ask_events",
         help_text="The person who acted, when a person did.",
+        db_index=False,  # indexed where set (Meta): the client and the server act unnamed
     )
     actor_label = models.CharField(
         max_length=200,
@@ -159,7 +173,12 @@ class AskEvent(models.Model):
 
     class Meta:
         ordering = ["at", "pk"]
-        indexes = [models.Index(fields=["ask", "at"], name="askevent_ask_at")]
+        indexes = [
+            models.Index(fields=["ask", "at"], name="askevent_ask_at"),
+            models.Index(
+                fields=["actor"], name="askevent_actor", condition=models.Q(actor__isnull=False)
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.kind} by {self.actor or self.actor_label or 'the server'}"
