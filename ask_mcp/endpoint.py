@@ -343,7 +343,9 @@ class McpEndpoint:
             await send_empty(send, 202)
             return
         stream = HttpStream(send, allows_sse=sse_ok)
-        handling = asyncio.ensure_future(
+        # Started eagerly: the request runs at once, up to its first real wait, rather than on
+        # the loop's next turn (a request that needs no wait never goes through the loop).
+        handling = asyncio.Task(
             self.server.handle_modern(
                 message,
                 headers=headers,
@@ -352,7 +354,9 @@ class McpEndpoint:
                 base_url=_base_url(scope, headers),
                 principal=caller.principal if caller else None,
                 team=_team(caller),
-            )
+            ),
+            loop=asyncio.get_running_loop(),
+            eager_start=True,
         )
         reply = await supervise(handling, receive, stream, cancel_on_disconnect=True)
         if reply is not None:
