@@ -1,4 +1,4 @@
-"""tune_daphne: daphne skips Twisted's form parsing and access lines; without daphne it does nothing.
+"""tune_daphne skips Twisted's form parsing and access lines (nothing without daphne); startup objects are frozen.
 
 Each case runs in a fresh interpreter: importing daphne's server installs its Twisted reactor
 for the whole process.
@@ -66,3 +66,8 @@ def test_without_daphne_loaded_it_imports_and_changes_nothing() -> None:
         "'twisted.internet.reactor' in sys.modules)\n"
     )
     assert out == "False False False"
+
+
+def test_the_objects_built_at_startup_are_left_out_of_collections() -> None:
+    out = run_python("import gc\nimport askserver.asgi\nprint(gc.get_freeze_count() > 10_000)")
+    assert out == "True"
