@@ -1,8 +1,10 @@
 """The benchmark: askserver against the official SDK, side by side in one run, as ratios.
 
-Each server runs alone, pinned to CPU 0; the load generator (bench/load.py) runs pinned to CPU 1.
-askserver runs as the product does by default: asks recorded, requestState sealed, bearer-token
-auth on. Results go to stdout as a table and to bench/results/<suite>-<time>.json.
+Each server is pinned to CPU 0; the load generator (bench/load.py) runs pinned to CPU 1, and
+loads one server at a time. askserver runs as the product does by default: asks recorded,
+requestState sealed, bearer-token auth on. The throughput table also has the ceiling: a bare
+Channels consumer doing only the wire work (bench/peers/bare_consumer.py). Results go to stdout
+as a table and to bench/results/<suite>-<time>.json.
 
     python -m bench.run throughput      # MRTR calls/s and round latency, daphne and uvicorn
     python -m bench.run memory          # resident memory per parked call; drift over 100,000 asks
