@@ -121,28 +121,25 @@ class Askserver:
         ).stdout.strip()
 
     def command(self, server: str, port: int) -> list[str]:
-        if server == "daphne":
-            return [
-                str(VENV / "daphne"),
-                "-b",
-                "127.0.0.1",
-                "-p",
-                str(port),
-                "-v",
-                "0",  # no access log, as uvicorn (--no-access-log) and the SDK peer run here
-                "askserver.asgi:application",
-            ]
-        return [
-            str(VENV / "uvicorn"),
-            "askserver.asgi:application",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--log-level",
-            "warning",
-            "--no-access-log",
-        ]
+        return asgi_command(server, "askserver.asgi:application", port)
+
+
+def asgi_command(server: str, app: str, port: int) -> list[str]:
+    """Serve an ASGI application under daphne or uvicorn on loopback, without an access log
+    (as the SDK peer runs)."""
+    if server == "daphne":
+        return [str(VENV / "daphne"), "-b", "127.0.0.1", "-p", str(port), "-v", "0", app]
+    return [
+        str(VENV / "uvicorn"),
+        app,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--log-level",
+        "warning",
+        "--no-access-log",
+    ]
 
 
 @contextmanager
@@ -221,28 +218,12 @@ def throughput(seconds: float, rounds: int) -> dict[str, Any]:
             peer = ROOT / "bench" / "peers" / "sdk_server.py"
             return [str(SDK_VENV / "python"), str(peer), "--port", str(port)]
 
-        def bare_command(server: str, port: int) -> list[str]:
-            app = "bench.peers.bare_consumer:application"
-            if server == "daphne":
-                return [str(VENV / "daphne"), "-b", "127.0.0.1", "-p", str(port), "-v", "0", app]
-            return [
-                str(VENV / "uvicorn"),
-                app,
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--log-level",
-                "warning",
-                "--no-access-log",
-            ]
-
         peers: list[tuple[str, Callable[[int], list[str]], dict[str, str], str | None]] = [
             ("official SDK MCPServer (uvicorn)", sdk_command, dict(os.environ), None),
             *(
                 (
                     f"ceiling: bare consumer ({server})",
-                    partial(bare_command, server),
+                    partial(asgi_command, server, "bench.peers.bare_consumer:application"),
                     dict(os.environ),
                     None,
                 )
