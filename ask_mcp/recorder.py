@@ -1,7 +1,8 @@
 """The recorder: the question observer that writes every ask to the database, off the hot path.
 
 One writer task per process drains a queue of inserts and conditional status updates in
-batches, on a single database thread. A question sent to the client (MRTR) never waits for
+batches (gathered for up to GATHER_SECONDS), turns each batch into statement parameters on the
+event loop, and runs the statements on a single database thread. A question sent to the client (MRTR) never waits for
 the database; a question for the browser waits until its row exists, because the inbox is
 about to show it. Every status update is conditional on the ask still being pending, so an
 answer already recorded (a browser answer, an admin's cancel) is never overwritten.
@@ -376,10 +377,11 @@ class _Statements:
     """The recorder's SQL, built once from the models and the database's own quoting.
 
     The ORM's bulk_create and update() cost more than the writes themselves (building model
-    instances, compiling each query); these statements take column values prepared by each
-    field's own get_db_prep_save, so the database sees what the ORM would have sent. An
-    addressee (user, team) deleted meanwhile is written as NULL by the inner SELECT rather than
-    failing the batch on its foreign key.
+    instances, compiling each query); these statements take column values prepared by the
+    backend's own adapters (see _preparer), so the database sees what the ORM would have sent.
+    An addressee (user, team) deleted meanwhile is written as NULL by the inner SELECT rather
+    than failing the batch on its foreign key. Built on the event loop's thread: only quoting
+    and adapters are used there, never a connection.
     """
 
     def __init__(self) -> None:
