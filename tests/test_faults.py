@@ -46,6 +46,12 @@ def accept(answer: str) -> dict[str, Any]:
     return {"action": "accept", "content": {"answer": answer}}
 
 
+async def answered_by_client(http: httpx2.AsyncClient, url: str, message: str, answer: str) -> str:
+    """user_ask through both MRTR rounds, the client's person answering `answer`; the result."""
+    state = await first_round(http, url, "user_ask", message=message)
+    return text(await answer_round(http, url, "user_ask", state, accept(answer), message=message))
+
+
 def unique(text: str) -> str:
     return f"{text} [{uuid.uuid4().hex[:8]}]"
 
@@ -154,9 +160,7 @@ async def test_a_client_that_leaves_frees_its_place(one_place: LiveServer, step:
         assert (await probe(http, url, "table"))["waiting"] == 0
 
         # The one place is free: the next question parks, and its answer comes back.
-        state = await first_round(http, url, "user_ask", message="And now?")
-        done = await answer_round(http, url, "user_ask", state, accept("next"), message="And now?")
-        assert text(done) == '{"answer":"next"}'
+        assert await answered_by_client(http, url, "And now?", "next") == '{"answer":"next"}'
         rows = await calls.records(http, url)
     if step.status is None:
         assert [row for row in rows.values() if row["message"] == message] == []
@@ -362,11 +366,8 @@ async def test_with_postgresql_away_errors_say_so_and_nothing_is_lost(pair: Pair
                 assert browser["result"]["isError"] is True
                 assert text(browser) == NOT_RECORDED
                 # A question the client shows needs no database: asked and answered meanwhile.
-                state = await first_round(http, url, "user_ask", message=offline)
-                done = await answer_round(
-                    http, url, "user_ask", state, accept("offline"), message=offline
-                )
-                assert text(done) == '{"answer":"offline"}'
+                done = await answered_by_client(http, url, offline, "offline")
+                assert done == '{"answer":"offline"}'
             # Back, nothing restarted: the held question takes its answer.
             sent = await person.answer(call.ask_id, answer="after")
             assert "Sent: the waiting call has your reply." in page_text(sent.text)
@@ -395,9 +396,8 @@ async def test_nul_characters_postgresql_cannot_store_are_recorded_and_lose_noth
         calls.client() as http,
         signed_in_http(pair.a, pair.admin) as person,
     ):
-        state = await first_round(http, url, "user_ask", message=asked)
-        done = await answer_round(http, url, "user_ask", state, accept("a\x00b"), message=asked)
-        assert text(done) == '{"answer":"a\\u0000b"}'  # the model gets exactly what was sent
+        done = await answered_by_client(http, url, asked, "a\x00b")
+        assert done == '{"answer":"a\\u0000b"}'  # the model gets exactly what was sent
         async with held_call(url, message=shown, http=http) as call:
             sent = await person.answer(call.ask_id, answer="c\x00d")
             assert "Sent: the waiting call has your reply." in page_text(sent.text)
@@ -475,11 +475,8 @@ async def test_a_lock_held_too_long_is_a_clear_error_and_loses_nothing(
         with write_lock(server.db):
             refused = await person.answer(call.ask_id, answer="too soon")
             assert refused.status_code == 503 and refused.text == UNAVAILABLE
-            state = await first_round(http, url, "user_ask", message=meanwhile)
-            done = await answer_round(
-                http, url, "user_ask", state, accept("meanwhile"), message=meanwhile
-            )
-            assert text(done) == '{"answer":"meanwhile"}'
+            done = await answered_by_client(http, url, meanwhile, "meanwhile")
+            assert done == '{"answer":"meanwhile"}'
         sent = await person.answer(call.ask_id, answer="after the lock")
         assert "Sent: the waiting call has your reply." in page_text(sent.text)
         assert text(await call.result()) == '{"answer":"after the lock"}'
