@@ -83,6 +83,16 @@ def recording_observer() -> ProbeObserver:
     return OBSERVER
 
 
+async def _until_cancelled(key: str) -> str:
+    """Block until the call is cancelled, and record that it was (under `key`)."""
+    try:
+        await asyncio.Event().wait()
+    except asyncio.CancelledError:
+        EVENTS.set("cancelled", key)
+        raise
+    return "unreachable"
+
+
 class Probe(Toolkit):
     default_prefix = "probe"
 
@@ -118,24 +128,14 @@ class Probe(Toolkit):
         key = arguments["key"]
         await ctx.elicit(arguments.get("message", "Go?"), ANSWER)
         EVENTS.set("blocked", key)
-        try:
-            await asyncio.Event().wait()
-        except asyncio.CancelledError:
-            EVENTS.set("cancelled", key)
-            raise
-        return "unreachable"
+        return await _until_cancelled(key)
 
     @tool("stall", input_schema=KEY_SCHEMA)
     async def stall(self, ctx: Context, arguments: dict[str, Any]) -> str:
         """Blocks before asking anything, until cancelled."""
         key = arguments["key"]
         EVENTS.set("stalled", key)
-        try:
-            await asyncio.Event().wait()
-        except asyncio.CancelledError:
-            EVENTS.set("cancelled", key)
-            raise
-        return "unreachable"
+        return await _until_cancelled(key)
 
     @tool(
         "count",
