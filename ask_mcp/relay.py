@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict
 from typing import Any, Final
 
-from channels.layers import get_channel_layer
+from channels.layers import InMemoryChannelLayer, get_channel_layer
 
 from ask_mcp.protocol.forms import ElicitResult, read_elicit_result
 from ask_mcp.protocol.jsonrpc import (
@@ -88,6 +88,15 @@ class ChannelRelay:
             if self._layer is None:
                 raise RuntimeError(f"CHANNEL_LAYERS has no {self.alias!r} layer")
         return self._layer
+
+    @property
+    def spans_processes(self) -> bool:
+        """Whether other processes share this layer (Redis); the in-memory layer is this one's."""
+        try:
+            layer = self.layer
+        except RuntimeError:
+            return False
+        return not isinstance(layer, InMemoryChannelLayer)
 
     def attach(self, table: ElicitationTable) -> None:
         self._table = table

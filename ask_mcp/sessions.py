@@ -119,11 +119,19 @@ class LegacySessions:
         cached = self._cache.get(session_id)
         if cached is not None:
             cached.last_seen = now
+            alive = True
             if now - cached.touched > self.idle_seconds / 10:
                 cached.touched = now
-                if not await self._touch(session_id):
-                    self._end_here(session_id)  # ended elsewhere and the broadcast never came
-                    return None
+                alive = await self._touch(session_id)
+            elif self.relay.spans_processes:
+                # Another worker may have ended it a moment ago: its broadcast can arrive after
+                # this request, and an ended session answers 404 everywhere from the end on.
+                alive = await LegacySessionRecord.objects.filter(
+                    id=session_id, ended_at__isnull=True
+                ).aexists()
+            if not alive:
+                self._end_here(session_id)  # ended elsewhere, before (or without) the broadcast
+                return None
             return cached.session
         cutoff = datetime.now(UTC) - timedelta(seconds=self.idle_seconds)
         record = await LegacySessionRecord.objects.filter(
