@@ -4,13 +4,14 @@ bearer tokens, and webhooks with their deliveries."""
 from __future__ import annotations
 
 import datetime as dt
-import uuid
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, Group
 from django.db import models
 from django.db.models import Q
+
+from .server.ids import new_ask_id
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -54,7 +55,7 @@ class Ask(models.Model):
         EXPIRED = "expired"
         WITHDRAWN = "withdrawn"
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    id = models.UUIDField(primary_key=True, default=new_ask_id, editable=False)
     created = models.DateTimeField()
     message = models.TextField()
     schema = models.JSONField("requested schema")

@@ -53,6 +53,10 @@ async def test_questions_sent_to_the_client_are_recorded_with_how_they_ended(
     assert accepted["call_id"] and accepted["client_name"] == "mcp"
     assert declined["route"] == "client" and declined["status"] == "declined"
     assert declined["answer"] is None
+    # Time-ordered ids: the one asked second sorts after the first (its index appends).
+    first, second = uuid.UUID(str(accepted["id"])), uuid.UUID(str(declined["id"]))
+    assert first.version == second.version == 7
+    assert first < second
 
 
 async def test_a_browser_question_whose_client_leaves_is_recorded_as_withdrawn(

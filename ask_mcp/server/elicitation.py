@@ -17,7 +17,6 @@ import itertools
 import logging
 import secrets
 import time
-import uuid
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from functools import partial
@@ -36,6 +35,7 @@ from .errors import (
     NoValidAnswer,
     QuestionNoLongerWaiting,
 )
+from .ids import new_ask_id
 from .state import InvalidState, StateClaims, StateSealer
 
 logger = logging.getLogger("ask_mcp.elicitation")
@@ -238,7 +238,7 @@ class ElicitationTable:
         now = self.clock()
         limit = self.ttl if timeout is None else max(0.0, min(timeout, self.ttl))
         question = Question(
-            id=uuid.uuid4().hex,
+            id=new_ask_id().hex,
             message=message,
             schema=schema,
             tool=ctx.name,
