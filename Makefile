@@ -65,9 +65,11 @@ clean:
 
 SDK_VENV := bench/.venv-sdk
 
-$(SDK_VENV)/.installed-stamp:
+# The SDK peer runs on the same uvicorn stack as askserver (its C parser and event loop).
+$(SDK_VENV)/.installed-stamp: Makefile
 	@test -x $(SDK_VENV)/bin/python || $(PYTHON) -m venv $(SDK_VENV)
-	$(SDK_VENV)/bin/python -m pip install --quiet --disable-pip-version-check "mcp==2.3.0" uvicorn
+	$(SDK_VENV)/bin/python -m pip install --quiet --disable-pip-version-check "mcp==2.3.0" \
+		uvicorn "httptools>=0.6" "uvloop>=0.21"
 	@touch $@
 
 bench: $(STAMP) $(SDK_VENV)/.installed-stamp

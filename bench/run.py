@@ -125,8 +125,8 @@ class Askserver:
 
 
 def asgi_command(server: str, app: str, port: int) -> list[str]:
-    """Serve an ASGI application under daphne or uvicorn on loopback, without an access log
-    (as the SDK peer runs)."""
+    """Serve an ASGI application under daphne or uvicorn on loopback, without an access log and,
+    under uvicorn, with its C parser and event loop named (as the SDK peer runs)."""
     if server == "daphne":
         return [str(VENV / "daphne"), "-b", "127.0.0.1", "-p", str(port), "-v", "0", app]
     return [
@@ -139,6 +139,10 @@ def asgi_command(server: str, app: str, port: int) -> list[str]:
         "--log-level",
         "warning",
         "--no-access-log",
+        "--http",
+        "httptools",
+        "--loop",
+        "uvloop",
     ]
 
 

@@ -39,4 +39,14 @@ if __name__ == "__main__":
     parser.add_argument("--port", type=int, required=True)
     args = parser.parse_args()
     app = server.streamable_http_app(json_response=True, host="127.0.0.1")
-    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning", access_log=False)
+    # The same uvicorn stack as askserver's peers in bench/run.py: named, so a missing package
+    # fails here instead of quietly falling back to the slower pure-Python defaults.
+    uvicorn.run(
+        app,
+        host="127.0.0.1",
+        port=args.port,
+        log_level="warning",
+        access_log=False,
+        http="httptools",
+        loop="uvloop",
+    )
