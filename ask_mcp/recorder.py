@@ -1,11 +1,11 @@
 """The recorder: the question observer that writes every ask to the database, off the hot path.
 
-One writer task per process drains a queue of inserts and conditional status updates in
-batches (gathered for up to GATHER_SECONDS), turns each batch into statement parameters on the
-event loop, and runs the statements on a single database thread. A question sent to the client (MRTR) never waits for
-the database; a question for the browser waits until its row exists, because the inbox is
-about to show it. Every status update is conditional on the ask still being pending, so an
-answer already recorded (a browser answer, an admin's cancel) is never overwritten.
+One writer task per process drains a queue of inserts and conditional status updates in batches
+(gathered for up to GATHER_SECONDS or WRITE_AT changes), turns each batch into statement parameters
+on the event loop, and runs the statements on a single database thread. A question sent to the
+client (MRTR) never waits for the database; a question for the browser waits until its row exists,
+because the inbox is about to show it. Every status update is conditional on the ask still being
+pending, so an answer already recorded (a browser answer, an admin's cancel) is never overwritten.
 
 Nothing is dropped when the database is away (PostgreSQL restarting, SQLite locked past its
 timeout): the writes are kept in order and retried with backoff until they land. A row the
@@ -51,13 +51,15 @@ logger = logging.getLogger("ask_mcp.recorder")
 BATCH_SIZE: Final = 500
 """Most operations written in one transaction."""
 ANSWERED: Final = frozenset({Ask.Status.ACCEPTED, Ask.Status.DECLINED, Ask.Status.CANCELLED})
-GATHER_SECONDS: Final = 0.005
+GATHER_SECONDS: Final = 0.025
 """How long the writer lets changes gather before writing them, unless someone waits (a flush)
-or a full batch is queued. One transaction per change cost more than the recording itself under
-load. Larger gathers are not cheaper in the end: a batch is planned on the event loop and
-written on a thread sharing the server's core, so every request behind it waits for the whole
-batch. At 25 ms the rounds' p99 was 6 ms under load, at 5 ms it is under 3 ms, for the same
-throughput (README, Performance)."""
+or WRITE_AT changes are queued. One transaction per change cost more than the recording itself
+under load: a SQLite commit alone is about 100 µs, whatever the batch holds."""
+WRITE_AT: Final = 32
+"""Queued changes (two per MRTR call) that start a write before the gather window ends. A batch
+is planned on the event loop and written on a thread sharing the server's core, so requests
+behind it wait for all of it: under load, 25 ms of changes (50 calls) held the rounds' p99 at
+6 ms; batches of 32 changes keep it under 3 ms and cost little more (README, Performance)."""
 RETRY_PAUSES: Final = (0.1, 0.25, 0.5, 1.0, 2.0)
 """Seconds before writing again after the database failed; the last repeats."""
 NOT_RECORDED: Final = (
@@ -186,7 +188,7 @@ class AskRecorder:
             sweeper.SWEEPER.ensure_running()
         assert self._queue is not None and self._urgent is not None
         self._queue.put_nowait(op)
-        if self._queue.qsize() >= self.batch_size:
+        if self._queue.qsize() >= min(WRITE_AT, self.batch_size):
             self._urgent.set()
 
     async def _run(self, queue: asyncio.Queue[_Op], urgent: asyncio.Event) -> None:
