@@ -124,6 +124,15 @@ class Ask(models.Model):
     def is_pending(self) -> bool:
         return self.status == Ask.Status.PENDING
 
+    async def ais_visible_to(self, user: User | AnonymousUser) -> bool:
+        """AskQuerySet.visible_to's rule for one ask in hand. Most asks are addressed to the
+        person opening them, which needs no query; only a team's ask asks the database."""
+        if not user.is_authenticated:
+            return False
+        if user.is_staff or (self.asked_by_id is not None and self.asked_by_id == user.pk):
+            return True
+        return self.team_id is not None and await user.groups.filter(pk=self.team_id).aexists()
+
     def is_overdue(self, now: dt.datetime) -> bool:
         return self.expires_at <= now
 
