@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx2
 import pytest
-from django.contrib.auth.models import User
+from django.contrib.auth.models import AnonymousUser, Group, User
 from django.utils import timezone
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
@@ -253,6 +253,55 @@ async def test_an_answer_for_a_call_that_already_ended_is_kept_but_not_sent() ->
     assert ask.status == "withdrawn" and ask.answer == {"answer": "x"}
     kinds = [event.kind async for event in AskEvent.objects.filter(ask=ask)]
     assert kinds == ["withdrawn"]
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_one_ask_in_hand_is_visible_to_exactly_whom_the_inbox_query_shows_it() -> None:
+    """The ask page checks the row it read (Ask.ais_visible_to); the inbox filters in SQL
+    (visible_to). Both must draw the same line, for every kind of person and ask."""
+    team, other_team = (
+        await Group.objects.acreate(name="ops"),
+        await Group.objects.acreate(name="qa"),
+    )
+    owner = await User.objects.acreate(username="owner")
+    member = await User.objects.acreate(username="member")
+    outsider = await User.objects.acreate(username="outsider")
+    staff = await User.objects.acreate(username="staff", is_staff=True)
+    await member.groups.aadd(team)
+    await outsider.groups.aadd(other_team)
+    now = timezone.now()
+
+    async def ask(**addressed: Any) -> Ask:
+        return await Ask.objects.acreate(
+            created=now,
+            message="?",
+            schema={},
+            tool="user_ask",
+            route="browser",
+            expires_at=now + dt.timedelta(minutes=5),
+            **addressed,
+        )
+
+    asks = [
+        await ask(asked_by=owner),
+        await ask(team=team),
+        await ask(asked_by=owner, team=team),
+        await ask(),
+    ]
+    people = [owner, member, outsider, staff, AnonymousUser()]
+    seen = {
+        (person.username or "anonymous", n)
+        for person in people
+        for n, each in enumerate(asks)
+        if await each.ais_visible_to(person)
+    }
+    listed = {
+        (person.username or "anonymous", asks.index(each))  # model equality: same pk
+        for person in people
+        async for each in Ask.objects.visible_to(person)
+    }
+    assert seen == listed
+    assert ("member", 1) in seen and ("outsider", 1) not in seen  # the check can fail
 
 
 _ = Person  # the fixtures' person type, for readers of the signatures above
