@@ -3,7 +3,8 @@
 An ask's id is the primary key of its row and the first column of its events' index. Random
 (version 4) ids put every insert on a random page of both B-trees, so each batch the recorder
 wrote dirtied a page per row and the write-ahead log grew with the table; ids that grow with
-time append at the right edge. The 74 random bits keep them unguessable all the same.
+time append at the right edge. The 74 random bits keep them unguessable all the same; what an id
+does give away is the millisecond its ask was made, which the inbox shows anyway.
 """
 
 from __future__ import annotations
