@@ -229,20 +229,25 @@ def test_retention_deletes_old_answers_and_keeps_the_ask_and_its_history() -> No
     assert [e.kind for e in old.events.all()] == ["purged"]
 
 
+async def browser_ask(**fields: Any) -> Ask:
+    """A pending browser ask written straight to the database, waiting five more minutes."""
+    now = timezone.now()
+    defaults: dict[str, Any] = {
+        "created": now,
+        "message": "?",
+        "schema": {},
+        "tool": "user_ask",
+        "route": "browser",
+        "expires_at": now + dt.timedelta(minutes=5),
+    }
+    return await Ask.objects.acreate(**{**defaults, **fields})
+
+
 @pytest.mark.django_db(transaction=True)
 async def test_an_answer_for_a_call_that_already_ended_is_kept_but_not_sent() -> None:
     relay = conf.get_server().table.relay
     relay.ack_timeout = 0.2  # the worker named below never answers
-    now = timezone.now()
-    ask = await Ask.objects.acreate(
-        created=now,
-        message="gone?",
-        schema={},
-        tool="user_ask",
-        route="browser",
-        expires_at=now + dt.timedelta(minutes=5),
-        worker="askmcp.worker.that-stopped",
-    )
+    ask = await browser_ask(message="gone?", worker="askmcp.worker.that-stopped")
     person = await User.objects.acreate(username="gail")
     async with asyncio.timeout(5):
         taken = await ask_answer(
@@ -269,24 +274,11 @@ async def test_one_ask_in_hand_is_visible_to_exactly_whom_the_inbox_query_shows_
     staff = await User.objects.acreate(username="staff", is_staff=True)
     await member.groups.aadd(team)
     await outsider.groups.aadd(other_team)
-    now = timezone.now()
-
-    async def ask(**addressed: Any) -> Ask:
-        return await Ask.objects.acreate(
-            created=now,
-            message="?",
-            schema={},
-            tool="user_ask",
-            route="browser",
-            expires_at=now + dt.timedelta(minutes=5),
-            **addressed,
-        )
-
     asks = [
-        await ask(asked_by=owner),
-        await ask(team=team),
-        await ask(asked_by=owner, team=team),
-        await ask(),
+        await browser_ask(asked_by=owner),
+        await browser_ask(team=team),
+        await browser_ask(asked_by=owner, team=team),
+        await browser_ask(),
     ]
     people = [owner, member, outsider, staff, AnonymousUser()]
     seen = {
