@@ -6,7 +6,7 @@ INSTALLED_APPS.
 
 from __future__ import annotations
 
-from .server import MCPServer, Toolkit, ToolResult, tool
-from .toolkits.ask import Ask
+from ask_mcp.server import MCPServer, Toolkit, ToolResult, tool
+from ask_mcp.toolkits.ask import Ask
 
 __all__ = ["Ask", "MCPServer", "ToolResult", "Toolkit", "tool"]

@@ -15,10 +15,10 @@ from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.timesince import timesince
 
-from .auth import TOKEN_PREFIX, TOKENS, digest
-from .models import ApiToken, Ask, AskEvent, LegacySessionRecord, Webhook, WebhookDelivery
-from .relay import ChannelLayerUnavailable
-from .services import ask_cancel, ask_expire
+from ask_mcp.models import ApiToken, Ask, AskEvent, LegacySessionRecord, Webhook, WebhookDelivery
+from ask_mcp.records.decisions import ask_cancel, ask_expire
+from ask_mcp.team.auth import TOKEN_PREFIX, TOKENS, digest
+from ask_mcp.workers.relay import ChannelLayerUnavailable
 
 if TYPE_CHECKING:  # ModelAdmin is generic only to the type checker
     AskModelAdmin = admin.ModelAdmin[Ask]

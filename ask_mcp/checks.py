@@ -11,8 +11,8 @@ from django.conf import settings
 from django.core.checks import CheckMessage, Error, Warning, register
 from django.utils.module_loading import import_string
 
-from . import conf
-from .toolkits import ToolkitConfigError, build_toolkit
+from ask_mcp import conf
+from ask_mcp.toolkits import ToolkitConfigError, build_toolkit
 
 
 @register()
@@ -111,7 +111,7 @@ def check_ask_mcp_settings(
             )
         )
     has_layer = "default" in getattr(settings, "CHANNEL_LAYERS", {})
-    if conf.get("ON_ELICIT") == "ask_mcp.inbox.on_elicit" and not has_layer:
+    if conf.get("ON_ELICIT") == "ask_mcp.web.elicit.on_elicit" and not has_layer:
         messages.append(
             Error(
                 "ASK_MCP['ON_ELICIT'] sends questions to the browser inbox, which needs "

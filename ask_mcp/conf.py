@@ -11,14 +11,14 @@ from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.utils.module_loading import import_string
 
-from .relay import ChannelRelay
-from .server.app import MCPServer
-from .server.state import derive_key
-from .sessions import LegacySessions
-from .toolkits import build_toolkit
+from ask_mcp.server.app import MCPServer
+from ask_mcp.server.state import derive_key
+from ask_mcp.toolkits import build_toolkit
+from ask_mcp.workers.relay import ChannelRelay
+from ask_mcp.workers.sessions import LegacySessions
 
 if TYPE_CHECKING:
-    from .sessions import LegacySessions
+    from ask_mcp.workers.sessions import LegacySessions
 
 DEFAULTS: Final[Mapping[str, Any]] = {
     "NAME": "askserver",
@@ -78,7 +78,9 @@ def get_server() -> MCPServer:
 @functools.cache
 def get_sessions() -> LegacySessions:
     """The process's initialize-era sessions, sharing the server's relay."""
-    from .sessions import LegacySessions  # imports models: only once the app registry is ready
+    from ask_mcp.workers.sessions import (
+        LegacySessions,  # imports models: only once the app registry is ready
+    )
 
     server = get_server()
     relay = server.table.relay

@@ -1,104 +1,15 @@
-"""The browser inbox's side of asking: the web `on_elicit`, answer URLs, and the live events inboxes follow.
-
-A question for a client that cannot show forms becomes a pending ask (recorded by the
-recorder before this runs), is announced to every open inbox over the channel layer, and the
-call waits in the worker holding it until someone settles the ask through the relay (a
-browser answer, an admin's cancel). Meanwhile the call reports progress with the URL where
-the person can answer.
-"""
+"""Kept for one release: `ask_mcp.inbox` moved to `ask_mcp.web.elicit`; import from there."""
 
 from __future__ import annotations
 
-import asyncio
-import logging
-import uuid
-from collections.abc import Iterable, Mapping
-from typing import Any, Final
+import warnings
 
-from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
-from django.urls import reverse
+from ask_mcp.web.elicit import answer_url, ask_in_browser, on_elicit
 
-from . import conf, notify
-from .relay import ChannelRelay
-from .server.context import Context
-from .server.elicitation import OnElicit, Question
+warnings.warn(
+    "ask_mcp.inbox moved to ask_mcp.web.elicit; this alias goes in the next release",
+    DeprecationWarning,
+    stacklevel=2,
+)
 
-logger = logging.getLogger("ask_mcp.inbox")
-
-INBOX_GROUP: Final = "askmcp.inbox"
-"""The channel-layer group every open inbox and ask page listens on."""
-ASKED: Final = "inbox.asked"
-ENDED: Final = "inbox.ended"
-
-
-def answer_url(ask_id: str, base_url: str | None) -> str:
-    """Where a person answers `ask_id`: PUBLIC_URL (or the request's own origin) plus the ask's page."""
-    path = reverse("ask_mcp:ask", args=[uuid.UUID(ask_id)])
-    base = conf.get("PUBLIC_URL") or base_url or ""
-    return base.rstrip("/") + path
-
-
-async def announce(kind: str, ask_ids: Iterable[str]) -> None:
-    """Tell every open inbox that these asks appeared (ASKED) or stopped waiting (ENDED).
-
-    Best effort: with the channel layer down, inboxes miss the live update but get the whole
-    list again when their socket reconnects; the ask, its answer and the call never depend on it.
-    """
-    layer = get_channel_layer()
-    if layer is None:
-        return
-    try:
-        for ask_id in ask_ids:
-            await layer.group_send(INBOX_GROUP, {"type": kind, "ask": ask_id})
-    except Exception:
-        logger.warning("could not tell the inboxes about %s", kind, exc_info=True)
-
-
-def announce_sync(kind: str, ask_ids: Iterable[str]) -> None:
-    ids = list(ask_ids)
-    if ids:
-        async_to_sync(announce)(kind, ids)
-
-
-async def ask_in_browser(question: Question, ctx: Context) -> Mapping[str, Any]:
-    """The web on_elicit: announce the ask, report where to answer it, wait until it is settled."""
-    relay = ctx.table.relay
-    if not isinstance(relay, ChannelRelay):
-        raise RuntimeError("the browser inbox needs CHANNEL_LAYERS['default'] (see ask_mcp.E010)")
-    relay.expect(question.id)  # registered before anyone can see the ask, so no answer is missed
-    if question.attempt == 1:
-        await announce(ASKED, [question.id])
-        try:
-            await notify.announce(question, answer_url(question.id, ctx.base_url))
-        except Exception:  # a webhook problem must never cost the question
-            logger.exception("could not start webhook announcements for ask %s", question.id)
-    heartbeat = None
-    if ctx.progress_token is not None:
-        url = answer_url(question.id, ctx.base_url)
-        heartbeat = asyncio.ensure_future(_report_waiting(ctx, url))
-    try:
-        return await relay.wait_settled(question.id)
-    finally:
-        if heartbeat is not None:
-            heartbeat.cancel()
-
-
-async def _report_waiting(ctx: Context, url: str) -> None:
-    """Progress now and every KEEPALIVE_SECONDS, so idle timers reset and the person sees the URL."""
-    interval = float(conf.get("KEEPALIVE_SECONDS"))
-    beat = 0
-    try:
-        while True:
-            beat += 1  # progress must increase with every notification
-            await ctx.report_progress(beat, message=f"Waiting for an answer at {url}")
-            await asyncio.sleep(interval)
-    except asyncio.CancelledError:
-        raise
-    except Exception:  # a broken stream ends the reports, never the wait
-        logger.debug("progress report failed", exc_info=True)
-
-
-def on_elicit() -> OnElicit:
-    """Factory for ASK_MCP["ON_ELICIT"]: questions go to the browser inbox."""
-    return ask_in_browser
+__all__ = ["answer_url", "ask_in_browser", "on_elicit"]

@@ -11,7 +11,7 @@ from django.contrib.auth.models import AnonymousUser, Group
 from django.db import models
 from django.db.models import Q
 
-from .server.ids import new_ask_id
+from ask_mcp.server.ids import new_ask_id
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User

@@ -9,8 +9,8 @@ from typing import Final
 
 from django.urls import path
 
-from .consumers import InboxConsumer
-from .endpoint import McpEndpoint
+from ask_mcp.transports.http import McpEndpoint
+from ask_mcp.web.consumers import InboxConsumer
 
 LIVE_INBOX_PATH: Final = "/ws/inbox/"
 """The inbox's live socket."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from . import views
+from ask_mcp.web import views
 
 app_name = "ask_mcp"
 urlpatterns = [

@@ -16,7 +16,7 @@ from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: 
 from django.urls import re_path  # noqa: E402
 
 from ask_mcp.routing import http_urlpatterns, websocket_urlpatterns  # noqa: E402
-from ask_mcp.serving import freeze_startup_objects, tune_daphne  # noqa: E402
+from ask_mcp.transports.daphne import freeze_startup_objects, tune_daphne  # noqa: E402
 
 tune_daphne()  # under daphne only: skip Twisted's work that daphne never uses
 

@@ -81,7 +81,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
-    "ask_mcp.middleware.DatabaseUnavailableMiddleware",
+    "ask_mcp.web.middleware.DatabaseUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "askserver.urls"
@@ -150,6 +150,6 @@ LOGOUT_REDIRECT_URL = "login"
 
 # Questions for clients that cannot show forms go to the browser inbox; every ask is recorded.
 ASK_MCP: dict[str, object] = {
-    "ON_ELICIT": "ask_mcp.inbox.on_elicit",
-    "OBSERVER": "ask_mcp.recorder.recorder",
+    "ON_ELICIT": "ask_mcp.web.elicit.on_elicit",
+    "OBSERVER": "ask_mcp.records.recorder.recorder",
 }

@@ -26,7 +26,7 @@ from typing import Any
 
 import httpx2
 
-from ask_mcp.formfields import PREFIX
+from ask_mcp.web.formfields import PREFIX
 
 LEGACY_FREE_META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",

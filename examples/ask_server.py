@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 
 from ask_mcp import MCPServer
-from ask_mcp.terminal import TerminalPrompt
+from ask_mcp.cli.terminal import TerminalPrompt
 
 
 def main() -> None:

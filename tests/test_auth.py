@@ -16,8 +16,8 @@ from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, InputRequiredResult
 
-from ask_mcp.auth import Unauthorized, authenticate, digest
 from ask_mcp.models import ApiToken
+from ask_mcp.team.auth import Unauthorized, authenticate, digest
 from tests.conftest import PROBE_CONFIG
 from tests.support.live import LiveServer, LiveServers
 from tests.support.wire import LEGACY_HEADERS, headers_for, legacy_headers, post, request_body
@@ -202,7 +202,7 @@ async def test_revoking_in_the_admin_takes_effect_at_once_in_this_process() -> N
     from django.test import RequestFactory
 
     from ask_mcp.admin import ApiTokenAdmin
-    from ask_mcp.auth import TOKENS, issue_token
+    from ask_mcp.team.auth import TOKENS, issue_token
 
     user = await User.objects.acreate(username="dave")
     _, token = await sync_to_async(issue_token)(user)

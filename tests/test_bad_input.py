@@ -33,10 +33,10 @@ from mcp import MCPError
 from mcp.types import CallToolResult, InputRequiredResult
 
 from ask_mcp import MCPServer
-from ask_mcp.endpoint import McpEndpoint
 from ask_mcp.protocol.jsonrpc import MAX_DEPTH
 from ask_mcp.server.state import StateClaims, StateSealer, derive_key
 from ask_mcp.toolkits.conformance import Conformance
+from ask_mcp.transports.http import McpEndpoint
 from tests.support import calls
 from tests.support.asgi_client import AsgiRequest
 from tests.support.browser import Person, add_user
@@ -586,7 +586,7 @@ def tokens(live_servers: LiveServers) -> dict[str, str]:
     server = live_servers.get(SECURED)
     script = (
         "import json; from django.contrib.auth.models import User;"
-        "from ask_mcp.auth import issue_token;"
+        "from ask_mcp.team.auth import issue_token;"
         "print(json.dumps({name: issue_token(User.objects.get_or_create(username=name)[0],"
         " name='catalogue')[1] for name in ('alice', 'bob')}))"
     )

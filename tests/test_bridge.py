@@ -10,9 +10,9 @@ import pytest
 from pydantic import BaseModel
 
 from ask_mcp import MCPServer
-from ask_mcp.bridge import NOBODY_TO_ASK
 from ask_mcp.protocol.forms import ElicitResult
 from ask_mcp.toolkits.ask import INPUT_SCHEMA
+from ask_mcp.transports.bridge import NOBODY_TO_ASK
 from tests.support.scripted import ScriptedElicit
 
 

@@ -79,7 +79,7 @@ def test_the_server_is_built_from_settings_and_rebuilt_when_they_change() -> Non
     [
         ({"SWEEP_SECONDS": 0}, None, "ask_mcp.E004"),
         ({"PUBLIC_URL": "ask.example.com"}, None, "ask_mcp.E009"),
-        ({"ON_ELICIT": "ask_mcp.inbox.on_elicit"}, {}, "ask_mcp.E010"),
+        ({"ON_ELICIT": "ask_mcp.web.elicit.on_elicit"}, {}, "ask_mcp.E010"),
     ],
 )
 def test_the_inbox_settings_are_checked(
@@ -92,8 +92,8 @@ def test_the_inbox_settings_are_checked(
 
 
 def test_askserver_sends_questions_to_the_browser_inbox_and_records_every_ask() -> None:
-    from ask_mcp.inbox import ask_in_browser
-    from ask_mcp.recorder import AskRecorder
+    from ask_mcp.records.recorder import AskRecorder
+    from ask_mcp.web.elicit import ask_in_browser
     from askserver import settings as project
 
     with override_settings(ASK_MCP=project.ASK_MCP):

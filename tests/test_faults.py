@@ -24,12 +24,12 @@ from typing import Any
 import httpx2
 import pytest
 
-from ask_mcp.middleware import UNAVAILABLE
-from ask_mcp.recorder import NOT_RECORDED
-from ask_mcp.relay import LAYER_DOWN_TEXT
+from ask_mcp.records.recorder import NOT_RECORDED
 from ask_mcp.server.errors import NO_LONGER_WAITING_TEXT
 from ask_mcp.toolkits.ask import CANCELLED_TEXT
-from ask_mcp.views import NOT_DELIVERED
+from ask_mcp.web.middleware import UNAVAILABLE
+from ask_mcp.web.views import NOT_DELIVERED
+from ask_mcp.workers.relay import LAYER_DOWN_TEXT
 from tests.support import calls
 from tests.support.browser import WEB_CONFIG, Person, quickstart_admin
 from tests.support.calls import answer_round, by_message, call_body, first_round, probe, rpc, text

@@ -7,7 +7,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from ask_mcp.formfields import build_fields, read_answer
+from ask_mcp.web.formfields import build_fields, read_answer
 
 SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import Group, User
 
-from ask_mcp import notify
 from ask_mcp.models import Webhook, WebhookDelivery
 from ask_mcp.server.elicitation import Question
+from ask_mcp.team import notify
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

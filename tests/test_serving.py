@@ -61,7 +61,7 @@ def test_without_daphne_loaded_it_imports_and_changes_nothing() -> None:
     # run daphne at all (a project serving with uvicorn and without daphne in INSTALLED_APPS).
     out = run_python(
         "import sys\n"
-        "from ask_mcp.serving import tune_daphne\n"
+        "from ask_mcp.transports.daphne import tune_daphne\n"
         "print(tune_daphne(), 'daphne.server' in sys.modules, "
         "'twisted.internet.reactor' in sys.modules)\n"
     )

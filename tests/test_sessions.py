@@ -13,10 +13,10 @@ import pytest
 from channels.layers import InMemoryChannelLayer
 
 from ask_mcp import Ask, MCPServer
-from ask_mcp.endpoint import McpEndpoint
-from ask_mcp.relay import ChannelRelay
 from ask_mcp.server.state import derive_key
-from ask_mcp.sessions import LegacySessions
+from ask_mcp.transports.http import McpEndpoint
+from ask_mcp.workers.relay import ChannelRelay
+from ask_mcp.workers.sessions import LegacySessions
 from tests.support.asgi_client import AsgiRequest
 from tests.support.probe import EVENTS, Probe
 

@@ -21,8 +21,8 @@ from playwright.async_api import expect
 
 from ask_mcp import conf
 from ask_mcp.models import Ask, AskEvent
-from ask_mcp.services import ask_answer
-from ask_mcp.sweeper import purge_answers
+from ask_mcp.records.decisions import ask_answer
+from ask_mcp.records.sweeper import purge_answers
 from tests.support.browser import OpenAs, Person, add_user, card, live_inbox
 from tests.support.live import LiveServer
 from tests.test_mrtr import Person as ClientPerson

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .jsonrpc import (
+from ask_mcp.protocol.jsonrpc import (
     HEADER_MISMATCH,
     INVALID_PARAMS,
     UNSUPPORTED_PROTOCOL_VERSION,
@@ -22,7 +22,7 @@ from .jsonrpc import (
     Request,
     json_type,
 )
-from .mcp import (
+from ask_mcp.protocol.mcp import (
     HEADER_METHOD,
     HEADER_NAME,
     HEADER_PARAM_PREFIX,

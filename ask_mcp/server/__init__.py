@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from ask_mcp.protocol.forms import ElicitResult
-
-from .app import MCPServer
-from .context import Context
-from .elicitation import Question
-from .errors import (
+from ask_mcp.server.app import MCPServer
+from ask_mcp.server.context import Context
+from ask_mcp.server.elicitation import Question
+from ask_mcp.server.errors import (
     ElicitationCapacityExceeded,
     ElicitationTimedOut,
     ElicitationUnavailable,
@@ -16,9 +15,9 @@ from .errors import (
     QuestionNoLongerWaiting,
     ToolError,
 )
-from .prompts import Prompt, PromptArgument, PromptResult
-from .resources import Resource, ResourceContents, ResourceTemplate
-from .toolkit import (
+from ask_mcp.server.prompts import Prompt, PromptArgument, PromptResult
+from ask_mcp.server.resources import Resource, ResourceContents, ResourceTemplate
+from ask_mcp.server.toolkit import (
     Completion,
     Tool,
     Toolkit,

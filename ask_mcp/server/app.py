@@ -37,21 +37,27 @@ from ask_mcp.protocol.jsonrpc import (
     json_type,
     result_message,
 )
-
-from .context import Context, NullStream, Stream
-from .elicitation import AnswerUrl, ElicitationTable, Finish, OnElicit, QuestionObserver, Relay
-from .errors import ElicitationEnded, MissingClientCapability, ToolError
-from .legacy import (
+from ask_mcp.server.context import Context, NullStream, Stream
+from ask_mcp.server.elicitation import (
+    AnswerUrl,
+    ElicitationTable,
+    Finish,
+    OnElicit,
+    QuestionObserver,
+    Relay,
+)
+from ask_mcp.server.errors import ElicitationEnded, MissingClientCapability, ToolError
+from ask_mcp.server.legacy import (
     LegacySession,
     PushChannel,
     SessionControl,
     legacy_capabilities,
     read_initialize,
 )
-from .prompts import Prompt, finish_prompt
-from .resources import Resource, ResourceTemplate, finish_read, resource_not_found
-from .state import InvalidState, StateSealer, request_binding
-from .toolkit import Completion, Tool, Toolkit, ToolResult
+from ask_mcp.server.prompts import Prompt, finish_prompt
+from ask_mcp.server.resources import Resource, ResourceTemplate, finish_read, resource_not_found
+from ask_mcp.server.state import InvalidState, StateSealer, request_binding
+from ask_mcp.server.toolkit import Completion, Tool, Toolkit, ToolResult
 
 logger = logging.getLogger("ask_mcp.server")
 
@@ -295,7 +301,7 @@ class MCPServer:
         Django; plain stdio does not.
         """
         if transport == "stdio" and not inbox:
-            from ask_mcp.stdio import run_stdio
+            from ask_mcp.transports.stdio import run_stdio
 
             run_stdio(self)
             return
@@ -305,7 +311,7 @@ class MCPServer:
             raise ValueError(
                 "inbox=True is for the stdio transport; over HTTP the inbox is served already"
             )
-        from ask_mcp.runner import serve
+        from ask_mcp.cli.runner import serve
 
         serve(self, transport=transport, host=host, port=port)
 
@@ -313,16 +319,16 @@ class MCPServer:
 
     def tool_definitions(self, dialect: str = "openai") -> list[dict[str, Any]]:
         """The tools as an LLM API declares them: `dialect` is "openai" or "anthropic"."""
-        from ask_mcp.bridge import tool_definitions
+        from ask_mcp.transports.bridge import tool_definitions
 
         return tool_definitions(self, dialect)
 
     async def execute_tool_calls(self, calls: Iterable[Any]) -> list[dict[str, Any]]:
         """Run an LLM's tool calls (OpenAI `tool_calls` or Anthropic `tool_use` blocks).
 
-        Returns the tool result messages in the calls' own dialect; see :mod:`ask_mcp.bridge`.
+        Returns the tool result messages in the calls' own dialect; see :mod:`ask_mcp.transports.bridge`.
         """
-        from ask_mcp.bridge import execute_tool_calls
+        from ask_mcp.transports.bridge import execute_tool_calls
 
         return await execute_tool_calls(self, calls)
 

@@ -13,11 +13,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ask_mcp.protocol import mcp
 from ask_mcp.protocol.forms import ElicitResult
 from ask_mcp.protocol.jsonrpc import notification_message
-
-from .errors import ToolError
+from ask_mcp.server.errors import ToolError
 
 if TYPE_CHECKING:
-    from .elicitation import ElicitationTable, InputChannel
+    from ask_mcp.server.elicitation import ElicitationTable, InputChannel
 
 
 class Stream(Protocol):

@@ -24,9 +24,8 @@ from typing import Any, Final, Protocol
 
 from ask_mcp.protocol import mcp
 from ask_mcp.protocol.forms import ElicitResult, check_form_schema, form_errors, read_elicit_result
-
-from .context import Context, NullStream, Stream
-from .errors import (
+from ask_mcp.server.context import Context, NullStream, Stream
+from ask_mcp.server.errors import (
     ElicitationCapacityExceeded,
     ElicitationEnded,
     ElicitationTimedOut,
@@ -35,8 +34,8 @@ from .errors import (
     NoValidAnswer,
     QuestionNoLongerWaiting,
 )
-from .ids import new_ask_id
-from .state import InvalidState, StateClaims, StateSealer
+from ask_mcp.server.ids import new_ask_id
+from ask_mcp.server.state import InvalidState, StateClaims, StateSealer
 
 logger = logging.getLogger("ask_mcp.elicitation")
 _DETACHED: Final = NullStream()

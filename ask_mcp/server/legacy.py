@@ -17,9 +17,8 @@ from typing import Any, Protocol
 
 from ask_mcp.protocol import mcp
 from ask_mcp.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError, json_type, request_message
-
-from .context import Stream
-from .errors import ElicitationTimedOut, QuestionNoLongerWaiting
+from ask_mcp.server.context import Stream
+from ask_mcp.server.errors import ElicitationTimedOut, QuestionNoLongerWaiting
 
 
 @dataclass(slots=True)

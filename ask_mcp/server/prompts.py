@@ -14,11 +14,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from ask_mcp.protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, JsonRpcError, json_type
-
-from .errors import ElicitationEnded, MissingClientCapability, ToolError
+from ask_mcp.server.errors import ElicitationEnded, MissingClientCapability, ToolError
 
 if TYPE_CHECKING:
-    from .context import Context
+    from ask_mcp.server.context import Context
 
 logger = logging.getLogger("ask_mcp.server")
 

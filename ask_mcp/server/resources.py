@@ -17,11 +17,10 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 from urllib.parse import unquote
 
 from ask_mcp.protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, JsonRpcError
-
-from .errors import ElicitationEnded, MissingClientCapability, ToolError
+from ask_mcp.server.errors import ElicitationEnded, MissingClientCapability, ToolError
 
 if TYPE_CHECKING:
-    from .context import Context
+    from ask_mcp.server.context import Context
 
 logger = logging.getLogger("ask_mcp.server")
 

@@ -16,11 +16,11 @@ from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal, TypeVar
 
-from .prompts import Prompt, PromptArgument, prompt_arguments
-from .resources import CacheScope, Resource, ResourceTemplate
+from ask_mcp.server.prompts import Prompt, PromptArgument, prompt_arguments
+from ask_mcp.server.resources import CacheScope, Resource, ResourceTemplate
 
 if TYPE_CHECKING:
-    from .context import Context
+    from ask_mcp.server.context import Context
 
 TOOL_NAME: Final = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
 """Tool names every client accepts: the spec's SHOULD, narrowed to the conformance suite's 64."""

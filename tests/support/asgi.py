@@ -11,9 +11,9 @@ from typing import Any
 from askserver.asgi import application  # first: it sets Django up
 
 # isort: split
-from ask_mcp.endpoint import HttpStream
 from ask_mcp.protocol.jsonrpc import INTERNAL_ERROR, JsonRpcError, Request, error_message
 from ask_mcp.server.app import MCPServer
+from ask_mcp.transports.http import HttpStream
 from tests.support.wire import MODERN, reply_problem
 
 _handle_modern = MCPServer.handle_modern

@@ -6,7 +6,7 @@ import asyncio
 import json
 from typing import Any
 
-from ask_mcp.endpoint import Scope
+from ask_mcp.transports.http import Scope
 
 
 class AsgiRequest:

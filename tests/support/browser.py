@@ -32,7 +32,7 @@ CHROMIUM_ARGS: Final = [
 OUTPUT: Final = ROOT / "test-output"
 WEB_CONFIG: Final[dict[str, Any]] = {
     "TOOLKITS": {"Ask": {}, "tests.support.probe.Probe": {}},
-    "ON_ELICIT": "ask_mcp.inbox.on_elicit",
+    "ON_ELICIT": "ask_mcp.web.elicit.on_elicit",
     "OBSERVER": "tests.support.probe.recording_observer",
     "SWEEP_SECONDS": 0.5,
     "ALLOW_ANONYMOUS_LOOPBACK": True,

@@ -76,7 +76,7 @@ def observer() -> ProbeObserver:
 
 def recording_observer() -> ProbeObserver:
     """The real recorder, seen through the probe (for the inbox's live tests)."""
-    from ask_mcp.recorder import AskRecorder
+    from ask_mcp.records.recorder import AskRecorder
 
     global OBSERVER
     OBSERVER = ProbeObserver(AskRecorder())
@@ -158,7 +158,7 @@ class Probe(Toolkit):
     @tool("swept")
     async def swept(self, ctx: Context, arguments: dict[str, Any]) -> str:
         """Wait (at most 10 s) until the server's own sweeper finished a sweep; never starts it."""
-        from ask_mcp.sweeper import SWEEPER
+        from ask_mcp.records.sweeper import SWEEPER
 
         try:
             async with asyncio.timeout(10.0):

@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from ask_mcp.auth import issue_token
+from ask_mcp.team.auth import issue_token
 
 
 class Command(BaseCommand):

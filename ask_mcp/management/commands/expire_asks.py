@@ -9,7 +9,7 @@ from asgiref.sync import async_to_sync
 from django.core.management.base import BaseCommand
 
 from ask_mcp import conf
-from ask_mcp.sweeper import expire_overdue, purge_answers, tell
+from ask_mcp.records.sweeper import expire_overdue, purge_answers, tell
 
 
 class Command(BaseCommand):

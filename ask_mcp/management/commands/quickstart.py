@@ -9,7 +9,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandParser
 
-from ask_mcp.auth import issue_token
+from ask_mcp.team.auth import issue_token
 
 USERNAME = "admin"
 

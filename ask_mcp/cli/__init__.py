@@ -21,9 +21,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from .runner import is_loopback
-from .server.app import MCPServer
-from .toolkits import ToolkitConfigError, available
+from ask_mcp.cli.runner import is_loopback
+from ask_mcp.server.app import MCPServer
+from ask_mcp.toolkits import ToolkitConfigError, available
 
 CONFIG_KEYS: Final = ("name", "version", "instructions", "tools")
 DEFAULT_TOOLS: Final[dict[str, Any]] = {"Ask": {}}

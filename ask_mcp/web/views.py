@@ -14,13 +14,13 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.middleware import HtmxDetails
 
-from .formfields import read_answer
-from .fragments import ASKS, AskItem, item
-from .models import Ask, AskEvent
-from .relay import ChannelLayerUnavailable
-from .routing import LIVE_ASK_PATH, LIVE_INBOX_PATH
-from .services import ask_answer, ask_shown, asks_shown
-from .sweeper import SWEEPER
+from ask_mcp.models import Ask, AskEvent
+from ask_mcp.records.decisions import ask_answer, ask_shown, asks_shown
+from ask_mcp.records.sweeper import SWEEPER
+from ask_mcp.routing import LIVE_ASK_PATH, LIVE_INBOX_PATH
+from ask_mcp.web.formfields import read_answer
+from ask_mcp.web.fragments import ASKS, AskItem, item
+from ask_mcp.workers.relay import ChannelLayerUnavailable
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User

@@ -21,8 +21,8 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import IO, Any, Final
 
-from .protocol import mcp
-from .protocol.jsonrpc import (
+from ask_mcp.protocol import mcp
+from ask_mcp.protocol.jsonrpc import (
     INVALID_REQUEST,
     JsonRpcError,
     MessageError,
@@ -34,10 +34,10 @@ from .protocol.jsonrpc import (
     parse_message,
     result_message,
 )
-from .server.app import MCPServer
-from .server.legacy import LegacySession
+from ask_mcp.server.app import MCPServer
+from ask_mcp.server.legacy import LegacySession
 
-logger = logging.getLogger("ask_mcp.stdio")
+logger = logging.getLogger("ask_mcp.transports.stdio")
 
 MAX_LINE_BYTES: Final = 16 * 1024 * 1024
 """The longest line read; a longer one is answered with an error and skipped."""

@@ -15,10 +15,10 @@ from channels.db import database_sync_to_async
 from django.contrib.auth.models import AnonymousUser
 from django.utils import timezone
 
-from . import conf
-from .inbox import ENDED, announce, announce_sync
-from .models import Ask, AskEvent, event_for_status, storable
-from .relay import ChannelLayerUnavailable, ChannelRelay
+from ask_mcp import conf
+from ask_mcp.models import Ask, AskEvent, event_for_status, storable
+from ask_mcp.records.events import ENDED, announce, announce_sync
+from ask_mcp.workers.relay import ChannelLayerUnavailable, ChannelRelay
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User

@@ -20,10 +20,9 @@ from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.http.request import split_domain_port, validate_host
 
-from . import conf
-from .auth import Caller, Unauthorized, authenticate
-from .protocol import mcp, sse
-from .protocol.jsonrpc import (
+from ask_mcp import conf
+from ask_mcp.protocol import mcp, sse
+from ask_mcp.protocol.jsonrpc import (
     INVALID_REQUEST,
     JsonRpcError,
     MessageError,
@@ -36,13 +35,14 @@ from .protocol.jsonrpc import (
     parse_message,
     result_message,
 )
-from .server.app import MCPServer
-from .server.legacy import LegacySession
+from ask_mcp.server.app import MCPServer
+from ask_mcp.server.legacy import LegacySession
+from ask_mcp.team.auth import Caller, Unauthorized, authenticate
 
 if TYPE_CHECKING:
-    from .sessions import LegacySessions
+    from ask_mcp.workers.sessions import LegacySessions
 
-logger = logging.getLogger("ask_mcp.endpoint")
+logger = logging.getLogger("ask_mcp.transports.http")
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

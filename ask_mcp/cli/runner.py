@@ -18,9 +18,9 @@ import sys
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
-    from .server.app import MCPServer
+    from ask_mcp.server.app import MCPServer
 
-logger = logging.getLogger("ask_mcp.runner")
+logger = logging.getLogger("ask_mcp.cli.runner")
 
 _running: set[asyncio.Task[None]] = set()
 
@@ -59,7 +59,7 @@ def serve(server: MCPServer, *, transport: str, host: str, port: int) -> None:
     setup_django()
     from django.conf import settings
 
-    from . import conf
+    from ask_mcp import conf
 
     conf.serve_like(server)
     if is_loopback(host) and "ALLOW_ANONYMOUS_LOOPBACK" not in (settings.ASK_MCP or {}):
@@ -120,8 +120,8 @@ def run_daphne(host: str, port: int, *, stdio: bool) -> None:
 
 
 async def _serve_stdio(base_url: str) -> None:
-    from . import conf
-    from .stdio import serve_stdio
+    from ask_mcp import conf
+    from ask_mcp.transports.stdio import serve_stdio
 
     await serve_stdio(conf.get_server(), base_url=base_url)
 

@@ -17,12 +17,12 @@ from typing import Final
 from channels.db import database_sync_to_async
 from channels.layers import InMemoryChannelLayer, get_channel_layer
 
-from . import conf
-from .inbox import ENDED, announce
-from .models import Ask, AskEvent, AskQuerySet, event_for_status
-from .relay import ChannelRelay
+from ask_mcp import conf
+from ask_mcp.models import Ask, AskEvent, AskQuerySet, event_for_status
+from ask_mcp.records.events import ENDED, announce
+from ask_mcp.workers.relay import ChannelRelay
 
-logger = logging.getLogger("ask_mcp.sweeper")
+logger = logging.getLogger("ask_mcp.records.sweeper")
 
 GRACE: Final = dt.timedelta(seconds=5)
 """How long past its expiry an ask is left to the worker holding it before the sweeper steps in."""

@@ -34,7 +34,7 @@ from ask_mcp.server.errors import (
 )
 from ask_mcp.server.state import InvalidState, StateClaims
 
-logger = logging.getLogger("ask_mcp.relay")
+logger = logging.getLogger("ask_mcp.workers.relay")
 
 ALIVE_INTERVAL: Final = 5.0
 """Seconds between "still working" messages while an owner runs a forwarded round."""

@@ -17,14 +17,13 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 from ask_mcp.protocol import mcp
 from ask_mcp.protocol.jsonrpc import JsonRpcError, json_type
-
-from .server.app import tool_failure
-from .server.context import Context, NullStream
-from .server.errors import ElicitationUnavailable, MissingClientCapability
-from .server.toolkit import ToolResult
+from ask_mcp.server.app import tool_failure
+from ask_mcp.server.context import Context, NullStream
+from ask_mcp.server.errors import ElicitationUnavailable, MissingClientCapability
+from ask_mcp.server.toolkit import ToolResult
 
 if TYPE_CHECKING:
-    from .server.app import MCPServer
+    from ask_mcp.server.app import MCPServer
 
 Dialect = Literal["openai", "anthropic"]
 DIALECTS: Final = ("openai", "anthropic")

@@ -15,11 +15,11 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.contrib.auth.models import AnonymousUser
 
-from . import fragments
-from .inbox import INBOX_GROUP
-from .models import Ask
-from .services import asks_shown
-from .sweeper import SWEEPER
+from ask_mcp.models import Ask
+from ask_mcp.records.decisions import asks_shown
+from ask_mcp.records.events import INBOX_GROUP
+from ask_mcp.records.sweeper import SWEEPER
+from ask_mcp.web import fragments
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User

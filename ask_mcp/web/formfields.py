@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
-from .protocol.forms import FieldError, form_errors
+from ask_mcp.protocol.forms import FieldError, form_errors
 
 PREFIX: Final = "f:"
 """Input names are the field names behind this prefix, so no field can clash with `action`."""

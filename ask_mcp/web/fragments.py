@@ -17,9 +17,9 @@ from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.timesince import timesince
 
-from .formfields import FormField, Submitted, build_fields, show_answer
-from .models import Ask, AskEvent
-from .protocol.forms import FieldError
+from ask_mcp.models import Ask, AskEvent
+from ask_mcp.protocol.forms import FieldError
+from ask_mcp.web.formfields import FormField, Submitted, build_fields, show_answer
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User

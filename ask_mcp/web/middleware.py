@@ -9,7 +9,7 @@ from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 from django.utils.deprecation import MiddlewareMixin
 
-logger = logging.getLogger("ask_mcp.middleware")
+logger = logging.getLogger("ask_mcp.web.middleware")
 
 UNAVAILABLE: Final = (
     '<!doctype html><html lang="en"><head><meta charset="utf-8">'

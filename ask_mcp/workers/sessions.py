@@ -19,10 +19,10 @@ from typing import Any, Final
 
 from ask_mcp.models import LegacySessionRecord, storable
 from ask_mcp.protocol.jsonrpc import RequestId, Response, notification_message
-from ask_mcp.relay import ChannelRelay
 from ask_mcp.server.legacy import LegacySession
+from ask_mcp.workers.relay import ChannelRelay
 
-logger = logging.getLogger("ask_mcp.sessions")
+logger = logging.getLogger("ask_mcp.workers.sessions")
 
 RESOURCES_GROUP: Final = "askmcp.resources"
 """Every worker serving sessions: resource subscriptions and updates are announced here."""

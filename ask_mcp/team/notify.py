@@ -17,11 +17,11 @@ from typing import Any, Final
 
 from django.db.models import Q
 
-from ask_mcp.auth import user_id_of
 from ask_mcp.models import Webhook, WebhookDelivery
 from ask_mcp.server.elicitation import Question
+from ask_mcp.team.auth import user_id_of
 
-logger = logging.getLogger("ask_mcp.notify")
+logger = logging.getLogger("ask_mcp.team.notify")
 
 ATTEMPTS: Final = 3
 """Tries per delivery before it is marked failed."""
