@@ -11,4 +11,4 @@ class AskMcpConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from ask_mcp import checks, conf  # noqa: F401  (registers the checks and the settings receiver)
+        from ask_mcp import checks, conf, runtime  # noqa: F401  (registers the checks and the settings receivers)

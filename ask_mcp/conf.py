@@ -1,24 +1,23 @@
-"""The `ASK_MCP` setting: its keys and defaults, read when used (never at import), and the server built from it."""
+"""The `ASK_MCP` setting, read lazily and typed: its keys, their defaults, and the renamed environment variables.
+
+A leaf: it imports nothing of ask_mcp and builds nothing (:mod:`ask_mcp.runtime` builds the
+server from these values). Values are read when used, never at import, and the typed view is
+cached until `setting_changed` says `ASK_MCP` changed, as channels' `layers.py` does for
+`CHANNEL_LAYERS`. The engine and the protocol never import this module: they are handed their
+values through constructors.
+"""
 
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Final
+from dataclasses import dataclass
+from typing import Any, Final
 
 from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
-from django.utils.module_loading import import_string
-
-from ask_mcp.server.app import MCPServer
-from ask_mcp.server.state import derive_key
-from ask_mcp.toolkits import build_toolkit
-from ask_mcp.workers.relay import ChannelRelay
-from ask_mcp.workers.sessions import LegacySessions
-
-if TYPE_CHECKING:
-    from ask_mcp.workers.sessions import LegacySessions
 
 DEFAULTS: Final[Mapping[str, Any]] = {
     "NAME": "askserver",
@@ -45,108 +44,89 @@ DEFAULTS: Final[Mapping[str, Any]] = {
 }
 """Every key of `settings.ASK_MCP`, with its default. The README's settings table mirrors this."""
 
+ENV_PREFIX: Final = "ASKSERVER_"
+"""The one prefix of askserver's environment variables (conventional names such as DATABASE_URL
+keep theirs)."""
 
-_template: MCPServer | None = None
-"""A server whose identity, limits, hooks and toolkits the process's server copies (see serve_like)."""
+RENAMED_ENVIRONMENT: Final[Mapping[str, str]] = {
+    "ASKSERVER_REDIS_URL": "ASKSERVER_REDIS_URL",
+    "ASKSERVER_REDIS_PREFIX": "ASKSERVER_REDIS_PREFIX",
+    "ASKSERVER_LOG_LEVEL": "ASKSERVER_LOG_LEVEL",
+}
+"""Old environment variable -> its new name. The old names are read for one more release, and
+the system check ask_mcp.W003 names the new one for each old name still set."""
 
 
-def serve_like(server: MCPServer | None) -> None:
-    """Make :func:`get_server` serve `server`'s name, tools and hooks (the CLI, `run("http")`).
+def environ(name: str, default: str | None = None) -> str | None:
+    """The environment variable `name` (an `ASKSERVER_` name), or its old `ASK_MCP_` name.
 
-    The server that answers is still built here, so it gets what only Django provides: the
-    requestState keys from SECRET_KEY, the channel-layer relay, and the settings' ON_ELICIT
-    and OBSERVER where `server` has none. None goes back to settings alone.
+    The new name wins when both are set; an empty value counts as unset.
     """
-    global _template
-    _template = server
-    get_server.cache_clear()
-    get_sessions.cache_clear()
+    if value := os.environ.get(name):
+        return value
+    for old, new in RENAMED_ENVIRONMENT.items():
+        if new == name and (value := os.environ.get(old)):
+            return value
+    return default
+
+
+def old_environment_in_use() -> list[tuple[str, str]]:
+    """(old name, new name) for each renamed environment variable that is still set."""
+    return [(old, new) for old, new in RENAMED_ENVIRONMENT.items() if os.environ.get(old)]
+
+
+def configured() -> Any:
+    """`settings.ASK_MCP` as given (not yet checked: it may not even be a dict)."""
+    return getattr(settings, "ASK_MCP", {}) or {}
 
 
 def get(key: str) -> Any:
-    """One `ASK_MCP` value, falling back to its default."""
-    configured: Mapping[str, Any] = getattr(settings, "ASK_MCP", {}) or {}
-    return configured.get(key, DEFAULTS[key])
+    """One `ASK_MCP` value as given, falling back to its default."""
+    given = configured()
+    if not isinstance(given, Mapping):
+        return DEFAULTS[key]
+    return given.get(key, DEFAULTS[key])
+
+
+@dataclass(frozen=True, slots=True)
+class AskSettings:
+    """The `ASK_MCP` values the Django-side parts read, with their types.
+
+    Built from :func:`get` once the system checks have vetted the values (the checks name a bad
+    value and its fix; this view only converts numbers).
+    """
+
+    elicitation_capacity: int
+    elicitation_ttl: float
+    max_body_bytes: int
+    allowed_origins: tuple[str, ...]
+    keepalive_seconds: float
+    session_idle_seconds: float
+    allow_anonymous_loopback: bool
+    public_url: str | None
+    sweep_seconds: float
+    answer_retention_days: float | None
 
 
 @functools.cache
-def get_server() -> MCPServer:
-    """The process's MCPServer, built once from settings (rebuilt if `ASK_MCP` changes)."""
-    return build_server()
-
-
-@functools.cache
-def get_sessions() -> LegacySessions:
-    """The process's initialize-era sessions, sharing the server's relay."""
-    from ask_mcp.workers.sessions import (
-        LegacySessions,  # imports models: only once the app registry is ready
-    )
-
-    server = get_server()
-    relay = server.table.relay
-    if not isinstance(relay, ChannelRelay):
-        raise RuntimeError("initialize-era sessions need CHANNEL_LAYERS['default']")
-    sessions = LegacySessions(relay, idle_seconds=float(get("SESSION_IDLE_SECONDS")))
-    server.add_resource_listener(sessions.resource_updated)  # subscribed sessions hear of changes
-    return sessions
-
-
-def build_server() -> MCPServer:
-    keys = [derive_key(settings.SECRET_KEY)]
-    keys += [derive_key(key) for key in getattr(settings, "SECRET_KEY_FALLBACKS", [])]
-    relay = ChannelRelay() if "default" in getattr(settings, "CHANNEL_LAYERS", {}) else None
-    template = _template
-    if template is not None:
-        table = template.table
-        server = MCPServer(
-            name=template.name,
-            version=template.version,
-            instructions=template.instructions,
-            title=template.title,
-            elicitation_capacity=table.capacity,
-            elicitation_ttl=table.ttl,
-            state_keys=keys,
-            on_elicit=table.on_elicit or _hook("ON_ELICIT"),
-            observer=table.observer or _hook("OBSERVER"),
-            relay=relay,
-            answer_url=table.answer_url or _hook("ANSWER_URL"),
-        )
-        for plugged, chosen in template.toolkits:
-            server.plug(plugged, prefix=chosen)
-        return server
-    server = MCPServer(
-        name=get("NAME"),
-        version=get("VERSION"),
-        instructions=get("INSTRUCTIONS") or None,
-        title=get("TITLE"),
-        elicitation_capacity=get("ELICITATION_CAPACITY"),
+def values() -> AskSettings:
+    """The typed view of `ASK_MCP`, cached until the setting changes."""
+    days = get("ANSWER_RETENTION_DAYS")
+    return AskSettings(
+        elicitation_capacity=int(get("ELICITATION_CAPACITY")),
         elicitation_ttl=float(get("ELICITATION_TTL")),
-        state_keys=keys,
-        on_elicit=_hook("ON_ELICIT"),
-        observer=_hook("OBSERVER"),
-        relay=relay,
-        answer_url=_hook("ANSWER_URL"),
+        max_body_bytes=int(get("MAX_BODY_BYTES")),
+        allowed_origins=tuple(get("ALLOWED_ORIGINS")),
+        keepalive_seconds=float(get("KEEPALIVE_SECONDS")),
+        session_idle_seconds=float(get("SESSION_IDLE_SECONDS")),
+        allow_anonymous_loopback=bool(get("ALLOW_ANONYMOUS_LOOPBACK")),
+        public_url=get("PUBLIC_URL"),
+        sweep_seconds=float(get("SWEEP_SECONDS")),
+        answer_retention_days=None if days is None else float(days),
     )
-    for name, options in get("TOOLKITS").items():
-        toolkit, prefix = build_toolkit(name, options)
-        if prefix is None:
-            server.plug(toolkit)
-        else:
-            server.plug(toolkit, prefix=prefix)
-    return server
-
-
-def _hook(key: str) -> Any:
-    """A dotted path in settings names a factory; calling it gives the hook (or None)."""
-    path = get(key)
-    if path is None:
-        return None
-    factory = import_string(path) if isinstance(path, str) else path
-    return factory()
 
 
 @receiver(setting_changed)
 def _reset(*, setting: str, **kwargs: Any) -> None:
-    if setting in ("ASK_MCP", "SECRET_KEY", "SECRET_KEY_FALLBACKS"):
-        get_server.cache_clear()
-        get_sessions.cache_clear()
+    if setting == "ASK_MCP":
+        values.cache_clear()

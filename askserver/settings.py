@@ -11,6 +11,8 @@ import secrets
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from ask_mcp.conf import environ
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("ASKSERVER_VAR_DIR", BASE_DIR / "var"))
 
@@ -104,13 +106,13 @@ TEMPLATES = [
 
 DATABASES = {"default": _database(os.environ.get("DATABASE_URL"))}
 
-if redis_url := os.environ.get("ASK_MCP_REDIS_URL"):
+if redis_url := environ("ASKSERVER_REDIS_URL"):
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
             "CONFIG": {
                 "hosts": [redis_url],
-                "prefix": os.environ.get("ASK_MCP_REDIS_PREFIX", "askmcp"),
+                "prefix": environ("ASKSERVER_REDIS_PREFIX", "askmcp"),
                 "expiry": 60,
                 "capacity": 1000,
             },
@@ -141,7 +143,7 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": "WARNING"},
-    "loggers": {"ask_mcp": {"level": os.environ.get("ASK_MCP_LOG_LEVEL", "INFO")}},
+    "loggers": {"ask_mcp": {"level": environ("ASKSERVER_LOG_LEVEL", "INFO")}},
 }
 
 LOGIN_URL = "login"

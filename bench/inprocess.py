@@ -37,9 +37,9 @@ def _prepare(workdir: Path, observer: str | None) -> str:
     os.environ["DJANGO_SETTINGS_MODULE"] = "bench.settings"
     os.environ["ASKSERVER_VAR_DIR"] = str(workdir)
     os.environ["ASKSERVER_SECRET_KEY"] = "bench-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz"
-    os.environ["ASK_MCP_LOG_LEVEL"] = "WARNING"
+    os.environ["ASKSERVER_LOG_LEVEL"] = "WARNING"
     if observer == "none":
-        os.environ["ASK_MCP_BENCH_CONFIG"] = json.dumps({"OBSERVER": None})
+        os.environ["ASKSERVER_BENCH_CONFIG"] = json.dumps({"OBSERVER": None})
     manage = [sys.executable, "manage.py"]
     subprocess.run([*manage, "migrate", "--noinput", "-v0"], cwd=ROOT, check=True)
     subprocess.run(
@@ -133,13 +133,13 @@ async def _run(
 ) -> tuple[float, float]:
     import importlib
 
-    from ask_mcp import conf
+    from ask_mcp import runtime
 
     module, _, name = app_path.partition(":")
     application = getattr(importlib.import_module(module), name)
 
     async def flush() -> None:
-        observer = conf.get_server().table.observer
+        observer = runtime.get_server().table.observer
         if observer is not None and hasattr(observer, "flush"):
             await observer.flush()
 

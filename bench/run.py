@@ -87,14 +87,14 @@ class Askserver:
             "DJANGO_SETTINGS_MODULE": "bench.settings",
             "ASKSERVER_VAR_DIR": str(workdir),
             "ASKSERVER_SECRET_KEY": "bench-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz",
-            "ASK_MCP_LOG_LEVEL": "WARNING",
-            "ASK_MCP_BENCH_CONFIG": json.dumps(ask_mcp or {}),
+            "ASKSERVER_LOG_LEVEL": "WARNING",
+            "ASKSERVER_BENCH_CONFIG": json.dumps(ask_mcp or {}),
         }
         if database_url:
             self.env["DATABASE_URL"] = database_url
         if redis_url:
-            self.env["ASK_MCP_REDIS_URL"] = redis_url
-            self.env["ASK_MCP_REDIS_PREFIX"] = f"askbench{os.getpid()}"
+            self.env["ASKSERVER_REDIS_URL"] = redis_url
+            self.env["ASKSERVER_REDIS_PREFIX"] = f"askbench{os.getpid()}"
         manage = [str(VENV / "python"), "manage.py"]
         subprocess.run([*manage, "migrate", "--noinput", "-v0"], cwd=ROOT, env=self.env, check=True)
         subprocess.run(

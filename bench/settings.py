@@ -7,4 +7,4 @@ import os
 
 from askserver.settings import *  # noqa: F403
 
-ASK_MCP = {**ASK_MCP, **json.loads(os.environ.get("ASK_MCP_BENCH_CONFIG", "{}"))}  # noqa: F405
+ASK_MCP = {**ASK_MCP, **json.loads(os.environ.get("ASKSERVER_BENCH_CONFIG", "{}"))}  # noqa: F405

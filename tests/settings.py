@@ -19,4 +19,4 @@ if (db := os.environ.get("ASKSERVER_TEST_DB")) and not os.environ.get("DATABASE_
         }
 
 # In-process tests act as loopback clients without tokens; the auth tests configure their own.
-ASK_MCP = json.loads(os.environ.get("ASK_MCP_TEST_CONFIG", '{"ALLOW_ANONYMOUS_LOOPBACK": true}'))
+ASK_MCP = json.loads(os.environ.get("ASKSERVER_TEST_CONFIG", '{"ALLOW_ANONYMOUS_LOOPBACK": true}'))

@@ -57,7 +57,7 @@ def inbox_command(tmp_path: Path, port: int) -> StdioServerParameters:
             **os.environ,
             "PYTHONPATH": str(ROOT),
             "DJANGO_SETTINGS_MODULE": "tests.settings",
-            "ASK_MCP_TEST_CONFIG": json.dumps(STUB),
+            "ASKSERVER_TEST_CONFIG": json.dumps(STUB),
             "ASKSERVER_VAR_DIR": str(tmp_path / "var"),
             "ASKSERVER_TEST_DB": str(tmp_path / "db.sqlite3"),
         },

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from django.test import override_settings
 
-from ask_mcp import conf
+from ask_mcp import conf, runtime
 from ask_mcp.checks import check_ask_mcp_settings as run_checks
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -68,10 +68,10 @@ def test_the_server_is_built_from_settings_and_rebuilt_when_they_change() -> Non
             "NAME": "crew",
         }
     ):
-        server = conf.get_server()
+        server = runtime.get_server()
         assert list(server.tools) == ["team_ask"]
         assert server.table.capacity == 3 and server.name == "crew"
-    assert list(conf.get_server().tools) == ["user_ask"]
+    assert list(runtime.get_server().tools) == ["user_ask"]
 
 
 @pytest.mark.parametrize(
@@ -97,7 +97,7 @@ def test_askserver_sends_questions_to_the_browser_inbox_and_records_every_ask() 
     from askserver import settings as project
 
     with override_settings(ASK_MCP=project.ASK_MCP):
-        server = conf.get_server()
+        server = runtime.get_server()
         assert server.on_elicit is ask_in_browser
         assert isinstance(server.table.observer, AskRecorder)
         assert [m for m in run_checks(databases=[]) if m.id and m.id.startswith("ask_mcp")] == []

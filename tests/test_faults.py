@@ -246,8 +246,8 @@ def pair(live_servers: LiveServers) -> Iterator[Pair]:
         with postgres_database() as database_url:
             env = {
                 "DATABASE_URL": database_url.replace(f":{POSTGRES[1]}/", f":{postgres.port}/"),
-                "ASK_MCP_REDIS_URL": f"redis://127.0.0.1:{redis.port}/0",
-                "ASK_MCP_REDIS_PREFIX": f"askmcp-faults-{uuid.uuid4().hex[:8]}",
+                "ASKSERVER_REDIS_URL": f"redis://127.0.0.1:{redis.port}/0",
+                "ASKSERVER_REDIS_PREFIX": f"askmcp-faults-{uuid.uuid4().hex[:8]}",
             }
             subprocess.run(
                 [sys.executable, "manage.py", "migrate", "--noinput", "-v0"],

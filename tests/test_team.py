@@ -19,7 +19,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult
 from playwright.async_api import expect
 
-from ask_mcp import conf
+from ask_mcp import runtime
 from ask_mcp.models import Ask, AskEvent
 from ask_mcp.records.decisions import ask_answer
 from ask_mcp.records.sweeper import purge_answers
@@ -245,7 +245,7 @@ async def browser_ask(**fields: Any) -> Ask:
 
 @pytest.mark.django_db(transaction=True)
 async def test_an_answer_for_a_call_that_already_ended_is_kept_but_not_sent() -> None:
-    relay = conf.get_server().table.relay
+    relay = runtime.get_server().table.relay
     relay.ack_timeout = 0.2  # the worker named below never answers
     ask = await browser_ask(message="gone?", worker="askmcp.worker.that-stopped")
     person = await User.objects.acreate(username="gail")

@@ -51,8 +51,8 @@ def workers(live_servers: LiveServers) -> Iterator[Pair]:
     with postgres_database() as database_url:
         env = {
             "DATABASE_URL": database_url,
-            "ASK_MCP_REDIS_URL": "redis://127.0.0.1:6379/0",
-            "ASK_MCP_REDIS_PREFIX": f"askmcp-test-{uuid.uuid4().hex[:8]}",
+            "ASKSERVER_REDIS_URL": "redis://127.0.0.1:6379/0",
+            "ASKSERVER_REDIS_PREFIX": f"askmcp-test-{uuid.uuid4().hex[:8]}",
         }
         migrate_env = {
             **live_servers.environment({}, live_servers.workdir / "unused.sqlite3"),

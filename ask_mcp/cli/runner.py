@@ -2,7 +2,7 @@
 
 Both run daphne in this process on loopback, serving the project's ASGI application (the /mcp
 endpoint, and the browser inbox once it is installed) with the given server's identity and
-toolkits (see :func:`ask_mcp.conf.serve_like`). With `--inbox` the same event loop also serves
+toolkits (see :func:`ask_mcp.runtime.serve_like`). With `--inbox` the same event loop also serves
 stdio, so a question asked over stdio waits in this process's elicitation table and is
 answered through the HTTP side: one process, one in-memory channel layer. stdout carries only
 the protocol; every word for people goes to stderr.
@@ -59,9 +59,9 @@ def serve(server: MCPServer, *, transport: str, host: str, port: int) -> None:
     setup_django()
     from django.conf import settings
 
-    from ask_mcp import conf
+    from ask_mcp import runtime
 
-    conf.serve_like(server)
+    runtime.serve_like(server)
     if is_loopback(host) and "ALLOW_ANONYMOUS_LOOPBACK" not in (settings.ASK_MCP or {}):
         # One person's command on their own machine: loopback callers need no token, as in the
         # quick start. A host other than loopback keeps the project's token requirement.
@@ -120,10 +120,10 @@ def run_daphne(host: str, port: int, *, stdio: bool) -> None:
 
 
 async def _serve_stdio(base_url: str) -> None:
-    from ask_mcp import conf
+    from ask_mcp import runtime
     from ask_mcp.transports.stdio import serve_stdio
 
-    await serve_stdio(conf.get_server(), base_url=base_url)
+    await serve_stdio(runtime.get_server(), base_url=base_url)
 
 
 def _stopped(task: asyncio.Task[None], daphne: Any, failure: list[BaseException]) -> None:

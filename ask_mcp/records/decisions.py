@@ -15,7 +15,7 @@ from channels.db import database_sync_to_async
 from django.contrib.auth.models import AnonymousUser
 from django.utils import timezone
 
-from ask_mcp import conf
+from ask_mcp import runtime
 from ask_mcp.models import Ask, AskEvent, event_for_status, storable
 from ask_mcp.records.events import ENDED, announce, announce_sync
 from ask_mcp.workers.relay import ChannelLayerUnavailable, ChannelRelay
@@ -33,7 +33,7 @@ STATUS_FOR_ACTION: Final[Mapping[str, Ask.Status]] = {
 
 def relay() -> ChannelRelay:
     """This process's relay (a bare one when the server was built without a channel layer)."""
-    held = conf.get_server().table.relay
+    held = runtime.get_server().table.relay
     return held if isinstance(held, ChannelRelay) else ChannelRelay()
 
 

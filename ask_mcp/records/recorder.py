@@ -38,7 +38,7 @@ from django.db.models import (
     UUIDField,
 )
 
-from ask_mcp import conf
+from ask_mcp import runtime
 from ask_mcp.models import Ask, AskEvent, event_for_status, storable
 from ask_mcp.records import sweeper
 from ask_mcp.records.events import ENDED, announce
@@ -170,7 +170,7 @@ class AskRecorder:
 
     def _toolkit_of(self, tool: str) -> str:
         if self._toolkits is None:
-            server = conf.get_server()
+            server = runtime.get_server()
             self._toolkits = {
                 each.name: toolkit.toolkit_name()
                 for toolkit, prefix in server.toolkits

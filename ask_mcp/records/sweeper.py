@@ -17,7 +17,7 @@ from typing import Final
 from channels.db import database_sync_to_async
 from channels.layers import InMemoryChannelLayer, get_channel_layer
 
-from ask_mcp import conf
+from ask_mcp import conf, runtime
 from ask_mcp.models import Ask, AskEvent, AskQuerySet, event_for_status
 from ask_mcp.records.events import ENDED, announce
 from ask_mcp.workers.relay import ChannelRelay
@@ -113,7 +113,7 @@ async def tell(closed: Sequence[Closed], *, expire_calls: bool) -> None:
 
 
 def _relay() -> ChannelRelay:
-    relay = conf.get_server().table.relay
+    relay = runtime.get_server().table.relay
     return relay if isinstance(relay, ChannelRelay) else ChannelRelay()
 
 
@@ -143,7 +143,7 @@ class Sweeper:
         await self._swept.wait()
 
     async def _run(self) -> None:
-        worker = conf.get_server().table.worker
+        worker = runtime.get_server().table.worker
         alone = isinstance(get_channel_layer(), InMemoryChannelLayer)
         first = True
         while True:

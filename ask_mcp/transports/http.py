@@ -20,7 +20,7 @@ from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.http.request import split_domain_port, validate_host
 
-from ask_mcp import conf
+from ask_mcp import conf, runtime
 from ask_mcp.protocol import mcp, sse
 from ask_mcp.protocol.jsonrpc import (
     INVALID_REQUEST,
@@ -254,11 +254,11 @@ class McpEndpoint:
 
     @property
     def server(self) -> MCPServer:
-        return self._server if self._server is not None else conf.get_server()
+        return self._server if self._server is not None else runtime.get_server()
 
     @property
     def sessions(self) -> LegacySessions:
-        return self._sessions if self._sessions is not None else conf.get_sessions()
+        return self._sessions if self._sessions is not None else runtime.get_sessions()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":

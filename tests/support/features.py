@@ -183,7 +183,7 @@ class Features(Toolkit):
     @tool("touch", input_schema=URI_ARGUMENT)
     async def touch(self, ctx: Context, arguments: dict[str, Any]) -> str:
         """Announces that a resource changed (subscribed sessions hear of it)."""
-        from ask_mcp.conf import get_server  # the live server's process: Django is set up
+        from ask_mcp.runtime import get_server  # the live server's process: Django is set up
 
         await get_server().resource_updated(arguments["uri"])
         return "touched"

@@ -81,7 +81,7 @@ class LiveServers:
         env = dict(os.environ)
         env.update(
             DJANGO_SETTINGS_MODULE="tests.settings",
-            ASK_MCP_TEST_CONFIG=json.dumps(config),
+            ASKSERVER_TEST_CONFIG=json.dumps(config),
             ASKSERVER_TEST_DB=str(db),
             ASKSERVER_VAR_DIR=str(self.workdir / "var"),
             PYTHONPATH=str(ROOT),

@@ -1,0 +1,123 @@
+"""The one place the process's server is built from the settings: toolkits, the relay, sessions, the recorder.
+
+It owns the composition (what :mod:`ask_mcp.conf` reads becomes an `MCPServer` here), the
+cache of what it built, and the background work that runs beside it (the sweeper). Transports
+and the web ask it for the server; the engine below never knows it exists. What it built is
+rebuilt when `ASK_MCP`, `SECRET_KEY` or `CHANNEL_LAYERS` change, so tests under
+`override_settings` never talk to a server built before the override.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from django.conf import settings
+from django.core.signals import setting_changed
+from django.dispatch import receiver
+from django.utils.module_loading import import_string
+
+from ask_mcp import conf
+from ask_mcp.server.app import MCPServer
+from ask_mcp.server.state import derive_key
+from ask_mcp.workers.relay import ChannelRelay
+from ask_mcp.workers.sessions import LegacySessions
+
+_template: MCPServer | None = None
+"""A server whose identity, limits, hooks and toolkits the process's server copies (see serve_like)."""
+
+
+def serve_like(server: MCPServer | None) -> None:
+    """Make :func:`get_server` serve `server`'s name, tools and hooks (the CLI, `run("http")`).
+
+    The server that answers is still built here, so it gets what only Django provides: the
+    requestState keys from SECRET_KEY, the channel-layer relay, and the settings' ON_ELICIT
+    and OBSERVER where `server` has none. None goes back to settings alone.
+    """
+    global _template
+    _template = server
+    _clear()
+
+
+@functools.cache
+def get_server() -> MCPServer:
+    """The process's MCPServer, built once from settings (rebuilt when they change)."""
+    return build_server()
+
+
+@functools.cache
+def get_sessions() -> LegacySessions:
+    """The process's initialize-era sessions, sharing the server's relay."""
+    server = get_server()
+    relay = server.table.relay
+    if not isinstance(relay, ChannelRelay):
+        raise RuntimeError("initialize-era sessions need CHANNEL_LAYERS['default']")
+    sessions = LegacySessions(relay, idle_seconds=conf.values().session_idle_seconds)
+    server.add_resource_listener(sessions.resource_updated)  # subscribed sessions hear of changes
+    return sessions
+
+
+def relay() -> ChannelRelay:
+    """This process's relay (a bare one when the server was built without a channel layer)."""
+    held = get_server().table.relay
+    return held if isinstance(held, ChannelRelay) else ChannelRelay()
+
+
+def build_server() -> MCPServer:
+    """A new server from the settings, or from the template :func:`serve_like` was given."""
+    keys = [derive_key(settings.SECRET_KEY)]
+    keys += [derive_key(key) for key in getattr(settings, "SECRET_KEY_FALLBACKS", [])]
+    relay = ChannelRelay() if "default" in getattr(settings, "CHANNEL_LAYERS", {}) else None
+    template = _template
+    if template is not None:
+        table = template.table
+        server = MCPServer(
+            name=template.name,
+            version=template.version,
+            instructions=template.instructions,
+            title=template.title,
+            elicitation_capacity=table.capacity,
+            elicitation_ttl=table.ttl,
+            state_keys=keys,
+            on_elicit=table.on_elicit or _hook("ON_ELICIT"),
+            observer=table.observer or _hook("OBSERVER"),
+            relay=relay,
+            answer_url=table.answer_url or _hook("ANSWER_URL"),
+        )
+        for plugged, chosen in template.toolkits:
+            server.plug(plugged, prefix=chosen)
+        return server
+    return MCPServer(
+        name=conf.get("NAME"),
+        version=conf.get("VERSION"),
+        instructions=conf.get("INSTRUCTIONS") or None,
+        title=conf.get("TITLE"),
+        elicitation_capacity=conf.values().elicitation_capacity,
+        elicitation_ttl=conf.values().elicitation_ttl,
+        state_keys=keys,
+        on_elicit=_hook("ON_ELICIT"),
+        observer=_hook("OBSERVER"),
+        relay=relay,
+        answer_url=_hook("ANSWER_URL"),
+        tools=conf.get("TOOLKITS"),
+    )
+
+
+def _hook(key: str) -> Any:
+    """A dotted path in settings names a factory; calling it gives the hook (or None)."""
+    path = conf.get(key)
+    if path is None:
+        return None
+    factory = import_string(path) if isinstance(path, str) else path
+    return factory()
+
+
+def _clear() -> None:
+    get_server.cache_clear()
+    get_sessions.cache_clear()
+
+
+@receiver(setting_changed)
+def _reset(*, setting: str, **kwargs: Any) -> None:
+    if setting in ("ASK_MCP", "SECRET_KEY", "SECRET_KEY_FALLBACKS", "CHANNEL_LAYERS"):
+        _clear()
