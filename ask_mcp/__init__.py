@@ -6,7 +6,8 @@ INSTALLED_APPS.
 
 from __future__ import annotations
 
-from ask_mcp.server import MCPServer, Toolkit, ToolResult, tool
+from ask_mcp.mcpserver import MCPServer
+from ask_mcp.server import Toolkit, ToolResult, tool
 from ask_mcp.toolkits.ask import Ask
 
 __all__ = ["Ask", "MCPServer", "ToolResult", "Toolkit", "tool"]

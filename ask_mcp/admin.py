@@ -15,6 +15,7 @@ from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.timesince import timesince
 
+from ask_mcp import runtime
 from ask_mcp.models import ApiToken, Ask, AskEvent, LegacySessionRecord, Webhook, WebhookDelivery
 from ask_mcp.records.decisions import ask_cancel, ask_expire
 from ask_mcp.team.auth import TOKEN_PREFIX, TOKENS, digest
@@ -118,9 +119,10 @@ class AskAdmin(AskModelAdmin):
     ) -> None:
         done: list[Ask] = []
         unreached = 0
+        relay = runtime.relay()
         for ask in queryset.filter(status=Ask.Status.PENDING):
             try:
-                if decide(ask=ask, user=request.user):
+                if decide(ask=ask, user=request.user, relay=relay):
                     done.append(ask)
             except ChannelLayerUnavailable:
                 unreached += 1

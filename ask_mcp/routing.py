@@ -1,21 +1,20 @@
-"""Channels routes for the app: mount `http_urlpatterns` and `websocket_urlpatterns` in the project's ProtocolTypeRouter.
+"""The app's ASGI application: /mcp to the MCP endpoint, the inbox's sockets to Channels, the rest to Django.
 
-Import it after `get_asgi_application()` (the consumers need the app registry).
+:func:`build_application` is the one place it is assembled; `askserver/asgi.py`, `manage.py
+ask_mcp`, `ask-mcp` and a project that embeds the app all call it (or mount the two pattern
+lists below in their own router). It also wraps the whole in :func:`ask_mcp.runtime.lifecycle`,
+the one place the background work starts. Import this module after `get_asgi_application()`:
+the consumers need the app registry.
 """
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any
 
 from django.urls import path
 
 from ask_mcp.transports.http import McpEndpoint
-from ask_mcp.web.consumers import InboxConsumer
-
-LIVE_INBOX_PATH: Final = "/ws/inbox/"
-"""The inbox's live socket."""
-LIVE_ASK_PATH: Final = "/ws/asks/{ask_id}/"
-"""One ask page's live socket."""
+from ask_mcp.web.consumers import LIVE_INBOX_PATH, InboxConsumer
 
 # Channels' URLRouter takes ASGI apps in Django's path(); django-stubs types it for views only.
 http_urlpatterns = [path("mcp", McpEndpoint(), name="mcp")]  # type: ignore[arg-type]
@@ -26,3 +25,34 @@ websocket_urlpatterns = [
     path("ws/asks/<uuid:ask_id>/", InboxConsumer.as_asgi()),
 ]
 """The live inbox sockets; wrap them in AuthMiddlewareStack (and an origin check)."""
+
+
+def build_application(django_application: Any = None) -> Any:
+    """The whole ASGI application: /mcp, the live sockets (signed in, same site), and Django.
+
+    `django_application` is the project's `get_asgi_application()` (built here when omitted).
+    Static files are served too, as `runserver` does, so `make run` needs no web server.
+    """
+    from channels.auth import AuthMiddlewareStack
+    from channels.routing import ProtocolTypeRouter, URLRouter
+    from channels.security.websocket import AllowedHostsOriginValidator
+    from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
+    from django.core.asgi import get_asgi_application
+    from django.urls import re_path
+
+    from ask_mcp.runtime import lifecycle
+
+    django_app = django_application or get_asgi_application()
+    return lifecycle(
+        ProtocolTypeRouter(
+            {
+                "http": URLRouter(
+                    [*http_urlpatterns, re_path(r"", ASGIStaticFilesHandler(django_app))]  # type: ignore[arg-type]
+                ),
+                # Signed-in sockets only, and only from pages of this site (no cross-site hijacking).
+                "websocket": AllowedHostsOriginValidator(
+                    AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
+                ),
+            }
+        )
+    )

@@ -1,6 +1,6 @@
 """The one place the process's server is built from the settings: toolkits, the relay, sessions, the recorder.
 
-It owns the composition (what :mod:`ask_mcp.conf` reads becomes an `MCPServer` here), the
+It owns the composition (what :mod:`ask_mcp.conf` reads becomes an `Server` here), the
 cache of what it built, and the background work that runs beside it (the sweeper). Transports
 and the web ask it for the server; the engine below never knows it exists. What it built is
 rebuilt when `ASK_MCP`, `SECRET_KEY` or `CHANNEL_LAYERS` change, so tests under
@@ -18,16 +18,17 @@ from django.dispatch import receiver
 from django.utils.module_loading import import_string
 
 from ask_mcp import conf
-from ask_mcp.server.app import MCPServer
+from ask_mcp.records.sweeper import SWEEPER
+from ask_mcp.server.app import Server
 from ask_mcp.server.state import derive_key
 from ask_mcp.workers.relay import ChannelRelay
 from ask_mcp.workers.sessions import LegacySessions
 
-_template: MCPServer | None = None
+_template: Server | None = None
 """A server whose identity, limits, hooks and toolkits the process's server copies (see serve_like)."""
 
 
-def serve_like(server: MCPServer | None) -> None:
+def serve_like(server: Server | None) -> None:
     """Make :func:`get_server` serve `server`'s name, tools and hooks (the CLI, `run("http")`).
 
     The server that answers is still built here, so it gets what only Django provides: the
@@ -40,8 +41,8 @@ def serve_like(server: MCPServer | None) -> None:
 
 
 @functools.cache
-def get_server() -> MCPServer:
-    """The process's MCPServer, built once from settings (rebuilt when they change)."""
+def get_server() -> Server:
+    """The process's Server, built once from settings (rebuilt when they change)."""
     return build_server()
 
 
@@ -63,7 +64,7 @@ def relay() -> ChannelRelay:
     return held if isinstance(held, ChannelRelay) else ChannelRelay()
 
 
-def build_server() -> MCPServer:
+def build_server() -> Server:
     """A new server from the settings, or from the template :func:`serve_like` was given."""
     keys = [derive_key(settings.SECRET_KEY)]
     keys += [derive_key(key) for key in getattr(settings, "SECRET_KEY_FALLBACKS", [])]
@@ -71,7 +72,7 @@ def build_server() -> MCPServer:
     template = _template
     if template is not None:
         table = template.table
-        server = MCPServer(
+        server = Server(
             name=template.name,
             version=template.version,
             instructions=template.instructions,
@@ -87,7 +88,7 @@ def build_server() -> MCPServer:
         for plugged, chosen in template.toolkits:
             server.plug(plugged, prefix=chosen)
         return server
-    return MCPServer(
+    return Server(
         name=conf.get("NAME"),
         version=conf.get("VERSION"),
         instructions=conf.get("INSTRUCTIONS") or None,
@@ -101,6 +102,44 @@ def build_server() -> MCPServer:
         answer_url=_hook("ANSWER_URL"),
         tools=conf.get("TOOLKITS"),
     )
+
+
+def start_background() -> None:
+    """Start the work that runs beside the server in this event loop (once per loop): the sweeper.
+
+    Called from :func:`lifecycle` for every ASGI scope (daphne sends no lifespan events, so
+    the first connection starts it; uvicorn's lifespan startup does so before any), and by
+    the stdio side of `ask-mcp --inbox`, which shares daphne's loop.
+    """
+    SWEEPER.ensure_running(relay(), get_server().table.worker)
+
+
+def lifecycle(application: Any) -> Any:
+    """`application`, with :func:`start_background` run before it serves anything.
+
+    Answers ASGI lifespan events itself, so uvicorn starts the background work at startup
+    and daphne (which sends none) on the first connection.
+    """
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+            return
+        start_background()
+        await application(scope, receive, send)
+
+    return app
+
+
+async def _lifespan(receive: Any, send: Any) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            start_background()
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
 
 
 def _hook(key: str) -> Any:

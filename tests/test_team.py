@@ -251,7 +251,10 @@ async def test_an_answer_for_a_call_that_already_ended_is_kept_but_not_sent() ->
     person = await User.objects.acreate(username="gail")
     async with asyncio.timeout(5):
         taken = await ask_answer(
-            ask=ask, reply={"action": "accept", "content": {"answer": "x"}}, user=person
+            ask=ask,
+            reply={"action": "accept", "content": {"answer": "x"}},
+            user=person,
+            relay=relay,
         )
     await ask.arefresh_from_db()
     assert taken is False

@@ -15,25 +15,13 @@ line and column of bad JSON, the unknown key, or the toolkit and its valid setti
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from collections.abc import Sequence
-from pathlib import Path
-from typing import Any, Final
 
-from ask_mcp.cli.runner import is_loopback
-from ask_mcp.server.app import MCPServer
-from ask_mcp.toolkits import ToolkitConfigError, available
+from ask_mcp.cli.config import DEFAULT_HTTP_PORT, DEFAULT_NAME
+from ask_mcp.cli.runner import run
 
-CONFIG_KEYS: Final = ("name", "version", "instructions", "tools")
-DEFAULT_TOOLS: Final[dict[str, Any]] = {"Ask": {}}
-"""What a server without any configured toolkit offers: user_ask."""
-DEFAULT_NAME: Final = "ask-mcp"
-DEFAULT_HTTP_PORT: Final = 8000
-
-
-class ConfigError(ValueError):
-    """A config file or flag that cannot be used; the message says where and why."""
+__all__ = ["add_arguments", "main", "parser", "run"]
+from ask_mcp.toolkits import available
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -83,110 +71,6 @@ def parser() -> argparse.ArgumentParser:
     )
     add_arguments(command)
     return command
-
-
-def read_config(path: str) -> dict[str, Any]:
-    """The config file at `path`, checked.
-
-    Raises:
-        ConfigError: unreadable, not JSON (with line and column), unknown keys, wrong types.
-    """
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the config file ({exc.strerror})") from exc
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: the config file is not UTF-8 text") from exc
-    try:
-        config = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(
-            f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
-        ) from exc
-    if not isinstance(config, dict):
-        raise ConfigError(f"{path}: the config must be a JSON object with {_keys()}")
-    unknown = sorted(set(config) - set(CONFIG_KEYS))
-    if unknown:
-        raise ConfigError(
-            f"{path}: unknown key(s) {', '.join(map(repr, unknown))}; valid keys: {_keys()}"
-        )
-    for key in ("name", "version", "instructions"):
-        if key in config and not isinstance(config[key], str):
-            raise ConfigError(f"{path}: {key!r} must be a string")
-    tools = config.get("tools", {})
-    if not isinstance(tools, dict):
-        raise ConfigError(f"{path}: 'tools' must be an object mapping toolkit names to settings")
-    return config
-
-
-def read_tool_flag(flag: str) -> tuple[str, dict[str, Any]]:
-    """`NAME` or `NAME=JSON-object` from one --tool flag.
-
-    Raises:
-        ConfigError: no name, or settings that are not a JSON object (with the column).
-    """
-    name, _, raw = flag.partition("=")
-    name = name.strip()
-    if not name:
-        raise ConfigError(f"--tool {flag!r}: give a toolkit name, as in --tool='Ask={{}}'")
-    if not raw.strip():
-        return name, {}
-    try:
-        settings = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(
-            f"--tool {name}: invalid JSON at column {exc.colno}: {exc.msg} (in {raw!r})"
-        ) from exc
-    if not isinstance(settings, dict):
-        raise ConfigError(f"--tool {name}: settings must be a JSON object, got {raw!r}")
-    return name, settings
-
-
-def build_server(options: argparse.Namespace) -> MCPServer:
-    """The server the options describe.
-
-    Raises:
-        ConfigError: a bad config file or flag.
-        ToolkitConfigError: an unknown toolkit or setting.
-    """
-    config = read_config(options.config) if options.config else {}
-    tools: dict[str, Any] = dict(config.get("tools", {}))
-    for flag in options.tool:
-        name, settings = read_tool_flag(flag)
-        tools[name] = settings
-    return MCPServer(
-        name=options.name or config.get("name") or DEFAULT_NAME,
-        version=config.get("version", "0.1.0"),
-        instructions=config.get("instructions"),
-        tools=tools or DEFAULT_TOOLS,
-    )
-
-
-def run(options: argparse.Namespace, fail: Any) -> None:
-    """Build and serve; `fail(message)` reports a usage error and does not return."""
-    if options.inbox and options.transport != "stdio":
-        fail("--inbox goes with --transport=stdio; over HTTP the inbox is served anyway")
-    if options.inbox and not is_loopback(options.host):
-        fail(f"--inbox serves on loopback only; {options.host!r} is not a loopback address")
-    try:
-        server = build_server(options)
-    except (ConfigError, ToolkitConfigError) as exc:
-        fail(str(exc))
-        return
-    port = options.port
-    if port is None:
-        port = 0 if options.inbox else DEFAULT_HTTP_PORT
-    if options.transport == "http" and not is_loopback(options.host):
-        print(
-            f"ask-mcp: warning: serving on {options.host}, not loopback: put authentication "
-            "and TLS in front of it and list the host in ASKSERVER_ALLOWED_HOSTS",
-            file=sys.stderr,
-        )
-    server.run(options.transport, host=options.host, port=port, inbox=options.inbox)
-
-
-def _keys() -> str:
-    return ", ".join(CONFIG_KEYS)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

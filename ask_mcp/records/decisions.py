@@ -2,7 +2,8 @@
 
 Each decision is one conditional UPDATE (the ask must still be pending), so the first one wins
 however many tabs, people or workers race; the winner then wakes the worker holding the call
-through the relay and tells the inboxes.
+through the relay it is handed (the caller's, from :mod:`ask_mcp.runtime`) and tells the
+inboxes.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from channels.db import database_sync_to_async
 from django.contrib.auth.models import AnonymousUser
 from django.utils import timezone
 
-from ask_mcp import runtime
 from ask_mcp.models import Ask, AskEvent, event_for_status, storable
 from ask_mcp.records.events import ENDED, announce, announce_sync
 from ask_mcp.workers.relay import ChannelLayerUnavailable, ChannelRelay
@@ -29,12 +29,6 @@ STATUS_FOR_ACTION: Final[Mapping[str, Ask.Status]] = {
     "decline": Ask.Status.DECLINED,
     "cancel": Ask.Status.CANCELLED,
 }
-
-
-def relay() -> ChannelRelay:
-    """This process's relay (a bare one when the server was built without a channel layer)."""
-    held = runtime.get_server().table.relay
-    return held if isinstance(held, ChannelRelay) else ChannelRelay()
 
 
 def _decision(reply: Mapping[str, Any], user: User | AnonymousUser | None) -> dict[str, Any]:
@@ -54,7 +48,9 @@ def _undo(ask: Ask, status: str, answered_at: Any) -> None:
     decided.update(status=Ask.Status.PENDING, answer=None, answered_by=None, answered_at=None)
 
 
-async def ask_answer(*, ask: Ask, reply: Mapping[str, Any], user: User | AnonymousUser) -> bool:
+async def ask_answer(
+    *, ask: Ask, reply: Mapping[str, Any], user: User | AnonymousUser, relay: ChannelRelay
+) -> bool:
     """Record a browser answer if the ask still waits for one, and wake its call.
 
     False when it came too late: someone else decided first, the ask expired, or the call had
@@ -74,7 +70,7 @@ async def ask_answer(*, ask: Ask, reply: Mapping[str, Any], user: User | Anonymo
         return False
     actor = user if user.is_authenticated else None
     try:
-        taken = await relay().settle(ask.worker, ask.id.hex, reply)
+        taken = await relay.settle(ask.worker, ask.id.hex, reply)
     except ChannelLayerUnavailable:
         # The call never heard of it: leave no answer on record that the model never got.
         await Ask.objects.filter(
@@ -90,7 +86,7 @@ async def ask_answer(*, ask: Ask, reply: Mapping[str, Any], user: User | Anonymo
     return taken
 
 
-def ask_cancel(*, ask: Ask, user: User | AnonymousUser) -> bool:
+def ask_cancel(*, ask: Ask, user: User | AnonymousUser, relay: ChannelRelay) -> bool:
     """An admin's cancel: the held call resumes with the cancelled result (a parked MRTR call on retry).
 
     Raises:
@@ -103,7 +99,7 @@ def ask_cancel(*, ask: Ask, user: User | AnonymousUser) -> bool:
         return False
     if ask.worker:
         try:
-            async_to_sync(relay().settle)(ask.worker, ask.id.hex, reply, ask.call_id or None)
+            async_to_sync(relay.settle)(ask.worker, ask.id.hex, reply, ask.call_id or None)
         except ChannelLayerUnavailable:
             _undo(ask, decision["status"], decision["answered_at"])
             raise
@@ -114,7 +110,7 @@ def ask_cancel(*, ask: Ask, user: User | AnonymousUser) -> bool:
     return True
 
 
-def ask_expire(*, ask: Ask, user: User | AnonymousUser | None = None) -> bool:
+def ask_expire(*, ask: Ask, relay: ChannelRelay, user: User | AnonymousUser | None = None) -> bool:
     """An admin's expire: the held call ends with the "did not answer in time" result.
 
     Raises:
@@ -125,7 +121,7 @@ def ask_expire(*, ask: Ask, user: User | AnonymousUser | None = None) -> bool:
         return False
     if ask.worker:
         try:
-            async_to_sync(relay().expire)(ask.worker, ask.id.hex, ask.call_id or None)
+            async_to_sync(relay.expire)(ask.worker, ask.id.hex, ask.call_id or None)
         except ChannelLayerUnavailable:
             _undo(ask, Ask.Status.EXPIRED, None)
             raise

@@ -40,7 +40,6 @@ from django.db.models import (
 
 from ask_mcp import runtime
 from ask_mcp.models import Ask, AskEvent, event_for_status, storable
-from ask_mcp.records import sweeper
 from ask_mcp.records.events import ENDED, announce
 from ask_mcp.server.elicitation import Question
 from ask_mcp.server.errors import ToolError
@@ -109,11 +108,6 @@ class AskRecorder:
         # One thread keeps one connection and serialises the writes.
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ask_mcp-recorder")
         self._toolkits: dict[str, str] | None = None
-        # The server is built on its first request: from then on the sweeper closes what a
-        # crashed predecessor left pending, even if nobody asks or opens the inbox.
-        with contextlib.suppress(RuntimeError):  # no event loop here: started on first use
-            asyncio.get_running_loop()
-            sweeper.SWEEPER.ensure_running()
 
     async def asked(self, question: Question) -> None:
         self._submit(_Insert(self._row(question)))
@@ -186,7 +180,6 @@ class AskRecorder:
             self._task = loop.create_task(
                 self._run(self._queue, self._urgent), name="ask_mcp recorder"
             )
-            sweeper.SWEEPER.ensure_running()
         assert self._queue is not None and self._urgent is not None
         self._queue.put_nowait(op)
         if self._queue.qsize() >= min(WRITE_AT, self.batch_size):

@@ -2,7 +2,8 @@
 
 The worker holding a call ends its ask itself at the deadline; the sweeper is the backstop for
 asks whose worker stopped (a restart, a crash). It runs as one task in the server process,
-started on first use, and `manage.py expire_asks` runs the same sweep by hand.
+started with the application (:func:`ask_mcp.runtime.start_background`), and `manage.py
+expire_asks` runs the same sweep by hand.
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ from typing import Final
 from channels.db import database_sync_to_async
 from channels.layers import InMemoryChannelLayer, get_channel_layer
 
-from ask_mcp import conf, runtime
+from ask_mcp import conf
 from ask_mcp.models import Ask, AskEvent, AskQuerySet, event_for_status
 from ask_mcp.records.events import ENDED, announce
+from ask_mcp.workers.loops import alive_here, start_in_loop
 from ask_mcp.workers.relay import ChannelRelay
 
 logger = logging.getLogger("ask_mcp.records.sweeper")
@@ -95,14 +97,13 @@ def purge_answers(now: dt.datetime, days: float) -> int:
     return len(ids)
 
 
-async def tell(closed: Sequence[Closed], *, expire_calls: bool) -> None:
-    """Tell the inboxes the asks ended and, for expired ones, the workers still holding them."""
+async def tell(closed: Sequence[Closed], *, relay: ChannelRelay | None) -> None:
+    """Tell the inboxes the asks ended and, with a `relay`, the workers still holding them."""
     if not closed:
         return
     await announce(ENDED, [each.id for each in closed if each.route != Ask.Route.CLIENT])
-    if not expire_calls:
+    if relay is None:
         return
-    relay = _relay()
     await asyncio.gather(
         *(
             relay.expire(each.worker, each.id, each.call_id or None)
@@ -112,25 +113,55 @@ async def tell(closed: Sequence[Closed], *, expire_calls: bool) -> None:
     )
 
 
-def _relay() -> ChannelRelay:
-    relay = runtime.get_server().table.relay
-    return relay if isinstance(relay, ChannelRelay) else ChannelRelay()
+@dataclass(frozen=True, slots=True)
+class Swept:
+    """What one sweep did."""
+
+    expired: int
+    withdrawn: int
+    purged: int
+
+
+async def sweep(
+    relay: ChannelRelay,
+    *,
+    grace: dt.timedelta = GRACE,
+    orphans_of_others_than: str | None = None,
+) -> Swept:
+    """One sweep: expire overdue asks (telling their workers), withdraw orphans, purge old answers.
+
+    `orphans_of_others_than` is this worker's name, given only when no other worker can exist
+    (see :func:`withdraw_orphans`). The sweeper runs this every SWEEP_SECONDS; `manage.py
+    expire_asks` runs it once, with no grace.
+    """
+    now = dt.datetime.now(dt.UTC)
+    expired = await database_sync_to_async(expire_overdue)(now, grace=grace)
+    await tell(expired, relay=relay)
+    withdrawn: list[Closed] = []
+    if orphans_of_others_than is not None:
+        withdrawn = await database_sync_to_async(withdraw_orphans)(orphans_of_others_than)
+        await tell(withdrawn, relay=None)
+    days = conf.values().answer_retention_days
+    purged = 0 if days is None else await database_sync_to_async(purge_answers)(now, days)
+    return Swept(len(expired), len(withdrawn), purged)
 
 
 class Sweeper:
-    """Runs the sweep every SWEEP_SECONDS in the server process, once per event loop."""
+    """Runs :func:`sweep` every SWEEP_SECONDS in the server process, once per event loop.
+
+    Started by :func:`ask_mcp.runtime.start_background` with the process's relay.
+    """
 
     def __init__(self) -> None:
         self._task: asyncio.Task[None] | None = None
         self._swept: asyncio.Event | None = None
 
-    def ensure_running(self) -> None:
-        loop = asyncio.get_running_loop()
-        task = self._task
-        if task is not None and not task.done() and task.get_loop() is loop:
+    def ensure_running(self, relay: ChannelRelay, worker: str) -> None:
+        """Sweep in this event loop from now on; `worker` names the asks this process holds."""
+        if alive_here(self._task):
             return
         self._swept = asyncio.Event()
-        self._task = loop.create_task(self._run(), name="ask_mcp sweeper")
+        self._task = start_in_loop(self._run(relay, worker), name="ask_mcp sweeper")
 
     async def wait_swept(self) -> None:
         """Wait until the running sweeper has finished a sweep (its first closes what a crash left).
@@ -142,37 +173,29 @@ class Sweeper:
             raise RuntimeError("the sweeper is not running")
         await self._swept.wait()
 
-    async def _run(self) -> None:
-        worker = runtime.get_server().table.worker
+    async def _run(self, relay: ChannelRelay, worker: str) -> None:
+        # With the in-memory layer this process is the only worker: what another worker left
+        # pending was left by a process that stopped.
         alone = isinstance(get_channel_layer(), InMemoryChannelLayer)
         first = True
         while True:
             try:
-                await self.sweep(worker if first and alone else None)
+                swept = await sweep(
+                    relay, orphans_of_others_than=worker if first and alone else None
+                )
             except asyncio.CancelledError:
                 raise
             except Exception:
                 logger.exception("sweeping overdue asks failed")
             else:
+                if swept.expired:
+                    logger.info("expired %d overdue ask(s)", swept.expired)
+                if swept.purged:
+                    logger.info("deleted %d answer(s) past ANSWER_RETENTION_DAYS", swept.purged)
                 if self._swept is not None:
                     self._swept.set()
             first = False
-            await asyncio.sleep(float(conf.get("SWEEP_SECONDS")))
-
-    async def sweep(self, orphans_of_others_than: str | None = None) -> None:
-        now = dt.datetime.now(dt.UTC)
-        expired = await database_sync_to_async(expire_overdue)(now)
-        await tell(expired, expire_calls=True)
-        if orphans_of_others_than is not None:
-            orphans = await database_sync_to_async(withdraw_orphans)(orphans_of_others_than)
-            await tell(orphans, expire_calls=False)
-        if expired:
-            logger.info("expired %d overdue ask(s)", len(expired))
-        days = conf.get("ANSWER_RETENTION_DAYS")
-        if days is not None:
-            purged = await database_sync_to_async(purge_answers)(now, float(days))
-            if purged:
-                logger.info("deleted %d answer(s) older than %g days", purged, days)
+            await asyncio.sleep(conf.values().sweep_seconds)
 
 
 SWEEPER: Final = Sweeper()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ask_mcp.protocol.forms import ElicitResult
-from ask_mcp.server.app import MCPServer
+from ask_mcp.server.app import Server
 from ask_mcp.server.context import Context
 from ask_mcp.server.elicitation import Question
 from ask_mcp.server.errors import (
@@ -36,7 +36,6 @@ __all__ = [
     "ElicitationCapacityExceeded",
     "ElicitationTimedOut",
     "ElicitationUnavailable",
-    "MCPServer",
     "MissingClientCapability",
     "NoValidAnswer",
     "Prompt",
@@ -47,6 +46,7 @@ __all__ = [
     "Resource",
     "ResourceContents",
     "ResourceTemplate",
+    "Server",
     "Tool",
     "ToolError",
     "ToolResult",

@@ -1,6 +1,6 @@
-"""MCPServer: the tools, prompts and resources it offers, its methods, and the one boundary where exceptions become wire errors.
+"""Server, the engine: the tools, prompts and resources it offers, its methods, and the one boundary where exceptions become wire errors.
 
-Transports hand it parsed requests (:meth:`MCPServer.handle_modern`, :meth:`MCPServer.handle_legacy`)
+Transports hand it parsed requests (:meth:`Server.handle_modern`, :meth:`Server.handle_legacy`)
 and write back what it returns; it knows nothing of HTTP beyond the header values it must compare,
 and nothing of Django. A method exists only when the server advertises its capability (no
 prompts registered: no prompts/list). Pure asyncio.
@@ -118,8 +118,8 @@ class LegacyInbound:
 LegacyMethod = Callable[[LegacyInbound], Awaitable[dict[str, Any]]]
 
 
-class MCPServer:
-    """An MCP server: toolkits plugged under prefixes, an elicitation table, and the methods.
+class Server:
+    """The MCP engine: toolkits plugged under prefixes, an elicitation table, and the methods.
 
     `on_elicit` answers questions when the client cannot show forms; `elicitation_capacity`
     bounds how many questions wait at once; `elicitation_ttl` (seconds) is the longest any
@@ -213,7 +213,7 @@ class MCPServer:
     def on_elicit(self, hook: OnElicit | None) -> None:
         self.table.on_elicit = hook
 
-    def plug(self, toolkit: Toolkit, prefix: Any = _UNSET) -> MCPServer:
+    def plug(self, toolkit: Toolkit, prefix: Any = _UNSET) -> Server:
         """Register a toolkit's tools, prompts, resources and completions.
 
         Tool and prompt names go under `prefix` (the toolkit's default prefix when omitted; ""
@@ -258,7 +258,7 @@ class MCPServer:
         self._capabilities = None
         return self
 
-    def load_tools(self, tools: Mapping[str, Mapping[str, Any] | None]) -> MCPServer:
+    def load_tools(self, tools: Mapping[str, Mapping[str, Any] | None]) -> Server:
         """Plug toolkits named in a `{"Name": {settings, "prefix": ...}}` mapping, loaded by name.
 
         Names are the registry's (built-ins, the `ask_mcp.toolkits` entry-point group, dotted
@@ -284,53 +284,6 @@ class MCPServer:
                 self.plug(toolkit, prefix=prefix)
             self.tool_config[name] = dict(settings or {})
         return self
-
-    def run(
-        self,
-        transport: str = "stdio",
-        *,
-        host: str = "127.0.0.1",
-        port: int = 8000,
-        inbox: bool = False,
-    ) -> None:
-        """Serve until stopped: stdio by default (newline-delimited JSON-RPC on stdin/stdout).
-
-        `transport="http"` serves the askserver Django project's /mcp with this server's tools
-        (daphne, on `host`:`port`, loopback by default). `inbox=True` (stdio only) also serves
-        the browser inbox over HTTP on `host`:`port` and sends questions there. Both need
-        Django; plain stdio does not.
-        """
-        if transport == "stdio" and not inbox:
-            from ask_mcp.transports.stdio import run_stdio
-
-            run_stdio(self)
-            return
-        if transport not in ("stdio", "http"):
-            raise ValueError(f"transport must be 'stdio' or 'http', got {transport!r}")
-        if inbox and transport != "stdio":
-            raise ValueError(
-                "inbox=True is for the stdio transport; over HTTP the inbox is served already"
-            )
-        from ask_mcp.cli.runner import serve
-
-        serve(self, transport=transport, host=host, port=port)
-
-    # ------------------------------------------------------------------ the LLM tool bridge
-
-    def tool_definitions(self, dialect: str = "openai") -> list[dict[str, Any]]:
-        """The tools as an LLM API declares them: `dialect` is "openai" or "anthropic"."""
-        from ask_mcp.transports.bridge import tool_definitions
-
-        return tool_definitions(self, dialect)
-
-    async def execute_tool_calls(self, calls: Iterable[Any]) -> list[dict[str, Any]]:
-        """Run an LLM's tool calls (OpenAI `tool_calls` or Anthropic `tool_use` blocks).
-
-        Returns the tool result messages in the calls' own dialect; see :mod:`ask_mcp.transports.bridge`.
-        """
-        from ask_mcp.transports.bridge import execute_tool_calls
-
-        return await execute_tool_calls(self, calls)
 
     def capabilities(self) -> dict[str, Any]:
         """What this server offers, as server/discover states it: only what is registered.

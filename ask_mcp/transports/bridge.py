@@ -23,7 +23,7 @@ from ask_mcp.server.errors import ElicitationUnavailable, MissingClientCapabilit
 from ask_mcp.server.toolkit import ToolResult
 
 if TYPE_CHECKING:
-    from ask_mcp.server.app import MCPServer
+    from ask_mcp.server.app import Server
 
 Dialect = Literal["openai", "anthropic"]
 DIALECTS: Final = ("openai", "anthropic")
@@ -31,11 +31,11 @@ DIALECTS: Final = ("openai", "anthropic")
 NOBODY_TO_ASK: Final = (
     "This tool needs to ask the user a question, and nobody can be asked: the LLM tool bridge "
     "has no client to show a form, and the server has no on_elicit. Configure on_elicit on "
-    "the server (MCPServer(..., on_elicit=...)), or carry on without asking."
+    "the server (Server(..., on_elicit=...)), or carry on without asking."
 )
 
 
-def tool_definitions(server: MCPServer, dialect: str = "openai") -> list[dict[str, Any]]:
+def tool_definitions(server: Server, dialect: str = "openai") -> list[dict[str, Any]]:
     """Every tool of `server` as `dialect`'s API declares tools.
 
     Raises:
@@ -63,7 +63,7 @@ def tool_definitions(server: MCPServer, dialect: str = "openai") -> list[dict[st
     return definitions
 
 
-async def execute_tool_calls(server: MCPServer, calls: Iterable[Any]) -> list[dict[str, Any]]:
+async def execute_tool_calls(server: Server, calls: Iterable[Any]) -> list[dict[str, Any]]:
     """Run a model's tool calls in order and answer them in their own dialect.
 
     `calls` holds OpenAI Chat Completions `tool_calls` entries
@@ -98,7 +98,7 @@ async def execute_tool_calls(server: MCPServer, calls: Iterable[Any]) -> list[di
     return messages
 
 
-async def _run(server: MCPServer, name: str, arguments: dict[str, Any]) -> ToolResult:
+async def _run(server: Server, name: str, arguments: dict[str, Any]) -> ToolResult:
     tool = server.tools.get(name)
     if tool is None:
         offered = ", ".join(server.tools) or "no tools"

@@ -1,4 +1,11 @@
-"""What askserver changes in how its process serves, each change measured by bench/.
+"""daphne in this process: serving an Server over HTTP (and stdio beside it), and the tuning askserver gives daphne, each change measured by bench/.
+
+:func:`serve_http` runs daphne on loopback with the project's ASGI application (the /mcp
+endpoint and the browser inbox) answering with a given server's identity and toolkits (see
+:func:`ask_mcp.runtime.serve_like`). With `stdio` the same event loop also serves stdio, so a
+question asked over stdio waits in this process's elicitation table and is answered through the
+HTTP side: one process, one in-memory channel layer. stdout carries only the protocol.
+
 
 daphne serves HTTP through Twisted's `http.Request`, which does two things for every request
 that an ASGI server does not need:
@@ -18,9 +25,18 @@ process builds at startup, under any server.
 
 from __future__ import annotations
 
+import asyncio
 import gc
+import ipaddress
+import logging
+import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from ask_mcp.server.app import Server
+
+logger = logging.getLogger("ask_mcp.transports.daphne")
 
 TUNED_MARK = "askserver_tuned"
 
@@ -68,3 +84,134 @@ def freeze_startup_objects() -> None:
     looking at them; after `gc.freeze()` the same collections took 11 ms.
     """
     gc.freeze()
+
+
+_running: set[asyncio.Task[None]] = set()
+
+DEFAULT_SETTINGS: Final = "askserver.settings"
+"""The settings module used when DJANGO_SETTINGS_MODULE names none (the embedded default)."""
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def setup_django() -> None:
+    """Configure Django with the project's settings (unless a project already did), and migrate.
+
+    The database holds initialize-era sessions (and the inbox's asks); migrating an
+    up-to-date database is quick and quiet.
+    """
+    # daphne installs its asyncio-backed Twisted reactor on import; it must come before anything
+    # that imports twisted.internet.reactor.
+    import daphne.server  # noqa: F401
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", DEFAULT_SETTINGS)
+    import django
+    from django.core.management import call_command
+
+    django.setup()
+    call_command("migrate", interactive=False, verbosity=0)
+
+
+def serve_http(server: Server, *, host: str, port: int, stdio: bool = False) -> None:
+    """Serve `server` over HTTP until stopped; with `stdio`, also on stdin/stdout until EOF.
+
+    The HTTP side is the project's ASGI application (settings.ASGI_APPLICATION, or
+    :func:`ask_mcp.routing.build_application`) answering with `server`'s identity and tools.
+    """
+    setup_django()
+    from django.conf import settings
+
+    from ask_mcp import conf, runtime
+
+    runtime.serve_like(server)
+    if is_loopback(host) and "ALLOW_ANONYMOUS_LOOPBACK" not in (settings.ASK_MCP or {}):
+        # One person's command on their own machine: loopback callers need no token, as in the
+        # quick start. A host other than loopback keeps the project's token requirement.
+        settings.ASK_MCP = {**(settings.ASK_MCP or {}), "ALLOW_ANONYMOUS_LOOPBACK": True}
+    conf.values.cache_clear()
+    run_daphne(host, port, stdio=stdio)
+
+
+def endpoint_description(host: str, port: int) -> str:
+    """A Twisted server endpoint string for `host`:`port` (IPv6 literals escaped)."""
+    bare = host.strip("[]")
+    if ":" in bare:
+        return f"tcp6:port={port}:interface={bare.replace(':', chr(92) + ':')}"
+    return f"tcp:port={port}:interface={bare}"
+
+
+def run_daphne(host: str, port: int, *, stdio: bool) -> None:
+    """Run daphne with the project's ASGI app; with `stdio`, serve stdio on the same loop until EOF."""
+    from daphne.server import Server as Daphne
+    from twisted.internet import reactor
+
+    application = load_application()
+
+    daphne = Daphne(
+        application=application,
+        endpoints=[endpoint_description(host, port)],
+        # A question may wait for a person far longer than daphne's default HTTP timeout.
+        http_timeout=None,
+        signal_handlers=not stdio,
+        verbosity=0,
+    )
+    failure: list[BaseException] = []
+
+    def ready() -> None:
+        bound_host, bound_port = daphne.listening_addresses[0]
+        shown = f"[{bound_host}]" if ":" in bound_host else bound_host
+        base_url = f"http://{shown}:{bound_port}"
+        if not stdio:
+            print(f"ask-mcp: serving MCP at {base_url}/mcp", file=sys.stderr, flush=True)
+            return
+        print(f"ask-mcp: inbox at {base_url}/", file=sys.stderr, flush=True)
+        loop: Any = reactor._asyncioEventloop
+        task = loop.create_task(_serve_stdio(base_url))
+        _running.add(task)  # the loop keeps only a weak reference to a task
+        task.add_done_callback(_running.discard)
+        task.add_done_callback(lambda done: _stopped(done, daphne, failure))
+
+    daphne.ready_callable = ready
+    daphne.run()
+    if failure:
+        raise failure[0]
+    if not daphne.listening_addresses:
+        raise SystemExit(f"ask-mcp: could not listen on {host}:{port}")
+
+
+def load_application() -> Any:
+    """The ASGI application to serve: the project's ASGI_APPLICATION, as Channels names it.
+
+    A project that embeds ask_mcp serves its own application this way; without the setting,
+    the app's own (:func:`ask_mcp.routing.build_application`).
+    """
+    from django.conf import settings
+    from django.utils.module_loading import import_string
+
+    path = getattr(settings, "ASGI_APPLICATION", None)
+    if not path:
+        from ask_mcp.routing import build_application
+
+        return build_application()
+    return import_string(path)
+
+
+async def _serve_stdio(base_url: str) -> None:
+    from ask_mcp import runtime
+    from ask_mcp.transports.stdio import serve_stdio
+
+    runtime.start_background()
+    await serve_stdio(runtime.get_server(), base_url=base_url)
+
+
+def _stopped(task: asyncio.Task[None], daphne: Any, failure: list[BaseException]) -> None:
+    if not task.cancelled() and (error := task.exception()) is not None:
+        failure.append(error)
+    daphne.stop()

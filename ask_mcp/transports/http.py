@@ -1,4 +1,4 @@
-"""The /mcp endpoint: the ASGI edge between HTTP and MCPServer.
+"""The /mcp endpoint: the ASGI edge between HTTP and Server.
 
 It checks what only HTTP can show (method, Host, Origin, content type, body size), reads the
 body without buffering past the limit, hands one parsed message to the server, and writes the
@@ -35,7 +35,7 @@ from ask_mcp.protocol.jsonrpc import (
     parse_message,
     result_message,
 )
-from ask_mcp.server.app import MCPServer
+from ask_mcp.server.app import Server
 from ask_mcp.server.legacy import LegacySession
 from ask_mcp.team.auth import Caller, Unauthorized, authenticate
 
@@ -248,12 +248,12 @@ class McpEndpoint:
     initialize, a session id or an initialize-era version header selects a legacy session.
     """
 
-    def __init__(self, server: MCPServer | None = None, sessions: LegacySessions | None = None):
+    def __init__(self, server: Server | None = None, sessions: LegacySessions | None = None):
         self._server = server
         self._sessions = sessions
 
     @property
-    def server(self) -> MCPServer:
+    def server(self) -> Server:
         return self._server if self._server is not None else runtime.get_server()
 
     @property

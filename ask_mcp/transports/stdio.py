@@ -34,7 +34,7 @@ from ask_mcp.protocol.jsonrpc import (
     parse_message,
     result_message,
 )
-from ask_mcp.server.app import MCPServer
+from ask_mcp.server.app import Server
 from ask_mcp.server.legacy import LegacySession
 
 logger = logging.getLogger("ask_mcp.transports.stdio")
@@ -100,7 +100,7 @@ class Responses:
 class StdioConnection:
     """One client on one pair of pipes: the era it chose, its calls in flight, its responses."""
 
-    def __init__(self, server: MCPServer, writer: LineWriter, *, base_url: str | None = None):
+    def __init__(self, server: Server, writer: LineWriter, *, base_url: str | None = None):
         self.server = server
         self.writer = writer
         self.base_url = base_url
@@ -201,7 +201,7 @@ def _has_modern_meta(request: Request) -> bool:
 
 
 async def serve(
-    server: MCPServer,
+    server: Server,
     reader: asyncio.StreamReader,
     write: Callable[[bytes], Awaitable[None]],
     *,
@@ -243,7 +243,7 @@ async def _skip_long_line(reader: asyncio.StreamReader, consumed: int) -> None:
             return
 
 
-async def serve_stdio(server: MCPServer, *, base_url: str | None = None) -> None:
+async def serve_stdio(server: Server, *, base_url: str | None = None) -> None:
     """Serve `server` on this process's stdin and stdout until end of input.
 
     While serving, `sys.stdout` points at stderr: a stray print() from a tool must not
@@ -295,8 +295,8 @@ def configure_logging(level: int = logging.INFO) -> None:
     logging.getLogger("ask_mcp").setLevel(level)
 
 
-def run_stdio(server: MCPServer) -> None:
-    """`MCPServer.run()`: serve stdio until end of input, logging to stderr."""
+def run_stdio(server: Server) -> None:
+    """`Server.run()`: serve stdio until end of input, logging to stderr."""
     configure_logging()
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(serve_stdio(server))

@@ -9,7 +9,7 @@ missed. An ask page's socket only replaces that ask's form when the ask stops wa
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
@@ -18,14 +18,18 @@ from django.contrib.auth.models import AnonymousUser
 from ask_mcp.models import Ask
 from ask_mcp.records.decisions import asks_shown
 from ask_mcp.records.events import INBOX_GROUP
-from ask_mcp.records.sweeper import SWEEPER
 from ask_mcp.web import fragments
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
 
-CLOSE_UNAUTHORISED = 4403
+LIVE_INBOX_PATH: Final = "/ws/inbox/"
+"""The inbox's live socket."""
+LIVE_ASK_PATH: Final = "/ws/asks/{ask_id}/"
+"""One ask page's live socket."""
+CLOSE_UNAUTHORISED: Final = 4403
+"""The close code for a socket whose person is not signed in or may not see the ask."""
 
 
 class InboxConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels is untyped
@@ -48,7 +52,6 @@ class InboxConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels i
             return
         await self.channel_layer.group_add(INBOX_GROUP, self.channel_name)
         await self.accept()
-        SWEEPER.ensure_running()
         await self.send(text_data=await database_sync_to_async(self._list_now)())
 
     async def disconnect(self, code: int) -> None:

@@ -14,10 +14,10 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.middleware import HtmxDetails
 
+from ask_mcp import runtime
 from ask_mcp.models import Ask, AskEvent
 from ask_mcp.records.decisions import ask_answer, ask_shown, asks_shown
-from ask_mcp.records.sweeper import SWEEPER
-from ask_mcp.routing import LIVE_ASK_PATH, LIVE_INBOX_PATH
+from ask_mcp.web.consumers import LIVE_ASK_PATH, LIVE_INBOX_PATH
 from ask_mcp.web.formfields import read_answer
 from ask_mcp.web.fragments import ASKS, AskItem, item
 from ask_mcp.workers.relay import ChannelLayerUnavailable
@@ -49,7 +49,6 @@ async def _signed_in(request: HttpRequest) -> User | AnonymousUser:
 @require_GET
 async def inbox(request: HtmxHttpRequest) -> HttpResponse:
     user = await _signed_in(request)
-    SWEEPER.ensure_running()
     asks = [ask async for ask in Ask.objects.inbox(user).select_related("answered_by", "asked_by")]
     await database_sync_to_async(asks_shown)(asks, user)
     return render(
@@ -63,7 +62,6 @@ async def inbox(request: HtmxHttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 async def ask_page(request: HtmxHttpRequest, ask_id: uuid.UUID) -> HttpResponse:
     user = await _signed_in(request)
-    SWEEPER.ensure_running()
     ask = await _ask(user, ask_id)
     if request.method == "POST":
         return await _answer(request, user, ask)
@@ -112,7 +110,7 @@ async def _answer(request: HtmxHttpRequest, user: User | AnonymousUser, ask: Ask
     else:
         reply = {"action": action}
     try:
-        won = await ask_answer(ask=ask, reply=reply, user=user)
+        won = await ask_answer(ask=ask, reply=reply, user=user, relay=runtime.relay())
     except ChannelLayerUnavailable:
         return _not_delivered(request, ask, from_inbox)
     ask = await Ask.objects.select_related("answered_by", "asked_by").aget(pk=ask.pk)

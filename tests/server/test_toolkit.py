@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from ask_mcp import MCPServer
 from ask_mcp.server import (
     Context,
-    MCPServer,
     PromptArgument,
     Toolkit,
     completion,

@@ -12,23 +12,23 @@ from askserver.asgi import application  # first: it sets Django up
 
 # isort: split
 from ask_mcp.protocol.jsonrpc import INTERNAL_ERROR, JsonRpcError, Request, error_message
-from ask_mcp.server.app import MCPServer
+from ask_mcp.server.app import Server
 from ask_mcp.transports.http import HttpStream
 from tests.support.wire import MODERN, reply_problem
 
-_handle_modern = MCPServer.handle_modern
-_handle_legacy = MCPServer.handle_legacy
+_handle_modern = Server.handle_modern
+_handle_legacy = Server.handle_legacy
 _notify = HttpStream.notify
 
 
-async def _checked_handle_modern(self: MCPServer, request: Request, **kwargs: Any) -> Any:
+async def _checked_handle_modern(self: Server, request: Request, **kwargs: Any) -> Any:
     reply = await _handle_modern(self, request, **kwargs)
     if reply is not None and (problem := reply_problem(request.method, MODERN, reply)):
         return error_message(request.id, JsonRpcError(INTERNAL_ERROR, f"INVALID REPLY: {problem}"))
     return reply
 
 
-async def _checked_handle_legacy(self: MCPServer, request: Request, **kwargs: Any) -> Any:
+async def _checked_handle_legacy(self: Server, request: Request, **kwargs: Any) -> Any:
     reply = await _handle_legacy(self, request, **kwargs)
     version = kwargs["session"].protocol_version
     if reply is not None and "result" in reply and "resultType" in reply["result"]:
@@ -48,8 +48,8 @@ async def _checked_notify(self: HttpStream, message: dict[str, Any]) -> None:
     await _notify(self, message)
 
 
-MCPServer.handle_modern = _checked_handle_modern  # type: ignore[method-assign]
-MCPServer.handle_legacy = _checked_handle_legacy  # type: ignore[method-assign]
+Server.handle_modern = _checked_handle_modern  # type: ignore[method-assign]
+Server.handle_legacy = _checked_handle_legacy  # type: ignore[method-assign]
 HttpStream.notify = _checked_notify  # type: ignore[method-assign]
 
 __all__ = ["application"]

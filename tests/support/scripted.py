@@ -6,9 +6,10 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
+from ask_mcp import MCPServer
 from ask_mcp.protocol.forms import ElicitResult
 from ask_mcp.protocol.jsonrpc import Request
-from ask_mcp.server import Context, MCPServer, Question
+from ask_mcp.server import Context, Question
 from tests.support.wire import META, assert_valid
 
 NEVER = object()

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import importlib
 
-from ask_mcp import conf
-from ask_mcp.server import MCPServer
+from ask_mcp import MCPServer, conf
 from ask_mcp.toolkits import build_toolkit
 from ask_mcp.toolkits.conformance import JSON_SCHEMA_2020_12
 

@@ -1,4 +1,4 @@
-"""`manage.py expire_asks`: mark every pending ask past its expiry as expired (the sweeper, by hand)."""
+"""`manage.py expire_asks`: one sweep by hand, as the server's sweeper runs it (no grace)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Any
 from asgiref.sync import async_to_sync
 from django.core.management.base import BaseCommand
 
-from ask_mcp import conf
-from ask_mcp.records.sweeper import expire_overdue, purge_answers, tell
+from ask_mcp import conf, runtime
+from ask_mcp.records.sweeper import sweep
 
 
 class Command(BaseCommand):
@@ -20,11 +20,9 @@ class Command(BaseCommand):
     )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        closed = expire_overdue(dt.datetime.now(dt.UTC), grace=dt.timedelta(0))
-        # Reaches inboxes and workers in other processes when the channel layer is shared.
-        async_to_sync(tell)(closed, expire_calls=True)
-        self.stdout.write(f"Expired {len(closed)} ask(s).")
-        days = conf.get("ANSWER_RETENTION_DAYS")
+        # The relay reaches inboxes and workers in other processes when the layer is shared.
+        swept = async_to_sync(sweep)(runtime.relay(), grace=dt.timedelta(0))
+        self.stdout.write(f"Expired {swept.expired} ask(s).")
+        days = conf.values().answer_retention_days
         if days is not None:
-            purged = purge_answers(dt.datetime.now(dt.UTC), float(days))
-            self.stdout.write(f"Deleted {purged} answer(s) older than {days:g} days.")
+            self.stdout.write(f"Deleted {swept.purged} answer(s) older than {days:g} days.")
