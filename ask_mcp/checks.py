@@ -1,9 +1,16 @@
-"""System checks for the `ASK_MCP` setting and the deployment pieces the endpoint relies on."""
+"""System checks for the `ASK_MCP` setting, the renamed environment variables, and the channel layer the endpoint relies on.
+
+One small check per setting, composed by :func:`check_ask_mcp_settings`, as Django's admin
+composes its `_check_<option>` methods; the shared `_must_be_*` helpers say what a value must
+be, naming the key, the value given and the fix. Knows the settings only through
+:mod:`ask_mcp.conf`, and the toolkits only through their registry.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
+from typing import Any, Final
 from urllib.parse import urlsplit
 
 from django.apps import AppConfig
@@ -14,123 +21,202 @@ from django.utils.module_loading import import_string
 from ask_mcp import conf
 from ask_mcp.toolkits import ToolkitConfigError, build_toolkit
 
+Messages = list[CheckMessage]
+
+INBOX_HOOKS: Final = frozenset({"ask_mcp.web.elicit.on_elicit", "ask_mcp.inbox.on_elicit"})
+"""The ON_ELICIT paths that send questions to the browser inbox (the second is the old alias)."""
+POSITIVE_INTEGERS: Final = ("ELICITATION_CAPACITY", "MAX_BODY_BYTES")
+"""Keys whose value is a count of at least 1."""
+POSITIVE_SECONDS: Final = (
+    "ELICITATION_TTL",
+    "KEEPALIVE_SECONDS",
+    "SESSION_IDLE_SECONDS",
+    "SWEEP_SECONDS",
+)
+"""Keys whose value is a positive number of seconds."""
+HOOKS: Final = ("ON_ELICIT", "OBSERVER", "ANSWER_URL")
+"""Keys whose value is a dotted path to a factory (or the factory itself)."""
+
 
 @register()
 def check_ask_mcp_settings(
     app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
-) -> list[CheckMessage]:
-    configured = getattr(settings, "ASK_MCP", {})
+) -> Messages:
+    """Every check of this module, in the order the README's settings table lists the keys."""
+    configured = conf.configured()
     if not isinstance(configured, Mapping):
         return [Error("ASK_MCP must be a dict.", id="ask_mcp.E001")]
-    messages: list[CheckMessage] = []
+    checks: list[Callable[[], Messages]] = [
+        partial(_check_known_keys, configured),
+        *(partial(_must_be_positive_integer, key) for key in POSITIVE_INTEGERS),
+        *(partial(_must_be_positive_seconds, key) for key in POSITIVE_SECONDS),
+        _check_toolkits,
+        *(partial(_must_be_importable, key) for key in HOOKS),
+        _check_allowed_origins,
+        _check_session_idle_against_ttl,
+        _check_answer_retention_days,
+        _check_public_url,
+        _check_inbox_has_a_layer,
+        _check_channel_layer,
+        _check_old_environment,
+    ]
+    return [message for check in checks for message in check()]
+
+
+def _check_known_keys(configured: Mapping[str, Any]) -> Messages:
     unknown = sorted(set(configured) - set(conf.DEFAULTS))
-    if unknown:
-        messages.append(
-            Error(
-                f"ASK_MCP has unknown key(s): {', '.join(unknown)}.",
-                hint=f"Valid keys: {', '.join(conf.DEFAULTS)}.",
-                id="ask_mcp.E002",
-            )
+    if not unknown:
+        return []
+    return [
+        Error(
+            f"ASK_MCP has unknown key(s): {', '.join(unknown)}.",
+            hint=f"Valid keys: {', '.join(conf.DEFAULTS)}.",
+            id="ask_mcp.E002",
         )
-    for key in ("ELICITATION_CAPACITY", "MAX_BODY_BYTES"):
-        value = conf.get(key)
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            messages.append(
-                Error(
-                    f"ASK_MCP['{key}'] must be a positive integer, got {value!r}.",
-                    id="ask_mcp.E003",
-                )
-            )
-    for key in ("ELICITATION_TTL", "KEEPALIVE_SECONDS", "SESSION_IDLE_SECONDS", "SWEEP_SECONDS"):
-        value = conf.get(key)
-        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-            messages.append(
-                Error(
-                    f"ASK_MCP['{key}'] must be a positive number of seconds, got {value!r}.",
-                    id="ask_mcp.E004",
-                )
-            )
+    ]
+
+
+def _must_be_positive_integer(key: str) -> Messages:
+    value = conf.get(key)
+    if not isinstance(value, bool) and isinstance(value, int) and value >= 1:
+        return []
+    return [
+        Error(f"ASK_MCP['{key}'] must be a positive integer, got {value!r}.", id="ask_mcp.E003")
+    ]
+
+
+def _must_be_positive_seconds(key: str) -> Messages:
+    value = conf.get(key)
+    if _is_positive_number(value):
+        return []
+    return [
+        Error(
+            f"ASK_MCP['{key}'] must be a positive number of seconds, got {value!r}.",
+            id="ask_mcp.E004",
+        )
+    ]
+
+
+def _check_toolkits() -> Messages:
     toolkits = conf.get("TOOLKITS")
     if not isinstance(toolkits, Mapping):
-        messages.append(
-            Error("ASK_MCP['TOOLKITS'] must be a dict of name -> settings.", id="ask_mcp.E005")
-        )
-    else:
-        for name, options in toolkits.items():
-            try:
-                build_toolkit(name, options)
-            except ToolkitConfigError as exc:
-                messages.append(Error(f"ASK_MCP['TOOLKITS']: {exc}", id="ask_mcp.E006"))
-    for key in ("ON_ELICIT", "OBSERVER", "ANSWER_URL"):
-        path = conf.get(key)
-        if isinstance(path, str):
-            try:
-                import_string(path)
-            except ImportError as exc:
-                messages.append(
-                    Error(
-                        f"ASK_MCP['{key}'] = {path!r} cannot be imported: {exc}", id="ask_mcp.E007"
-                    )
-                )
-    origins = conf.get("ALLOWED_ORIGINS")
-    if not isinstance(origins, list | tuple) or not all(isinstance(o, str) for o in origins):
-        messages.append(
-            Error(
-                "ASK_MCP['ALLOWED_ORIGINS'] must be a list of origins such as "
-                "'https://app.example.com'.",
-                id="ask_mcp.E008",
-            )
-        )
-    idle, ttl = conf.get("SESSION_IDLE_SECONDS"), conf.get("ELICITATION_TTL")
-    if isinstance(idle, int | float) and isinstance(ttl, int | float) and 0 < idle < ttl:
-        messages.append(
-            Warning(
-                f"ASK_MCP['SESSION_IDLE_SECONDS'] ({idle}) is shorter than ELICITATION_TTL ({ttl}): "
-                "an initialize-era session can expire while its client waits for a person.",
-                id="ask_mcp.W002",
-            )
-        )
-    days = conf.get("ANSWER_RETENTION_DAYS")
-    if days is not None and (
-        isinstance(days, bool) or not isinstance(days, int | float) or days <= 0
-    ):
-        messages.append(
-            Error(
-                f"ASK_MCP['ANSWER_RETENTION_DAYS'] must be None or a positive number of days, "
-                f"got {days!r}.",
-                id="ask_mcp.E011",
-            )
-        )
-    public_url = conf.get("PUBLIC_URL")
-    if public_url is not None and not _is_origin(public_url):
-        messages.append(
-            Error(
-                f"ASK_MCP['PUBLIC_URL'] must be an http(s) URL such as 'https://ask.example.com', "
-                f"got {public_url!r}.",
-                id="ask_mcp.E009",
-            )
-        )
-    has_layer = "default" in getattr(settings, "CHANNEL_LAYERS", {})
-    if conf.get("ON_ELICIT") == "ask_mcp.web.elicit.on_elicit" and not has_layer:
-        messages.append(
-            Error(
-                "ASK_MCP['ON_ELICIT'] sends questions to the browser inbox, which needs "
-                "CHANNEL_LAYERS['default'] to wake the waiting call.",
-                hint="Use channels.layers.InMemoryChannelLayer for one process.",
-                id="ask_mcp.E010",
-            )
-        )
-    if not has_layer:
-        messages.append(
-            Warning(
-                "CHANNEL_LAYERS has no 'default' layer: browser answers and retries cannot reach "
-                "a call held by another worker process.",
-                hint="Use channels.layers.InMemoryChannelLayer for one process, channels_redis "
-                "for several.",
-                id="ask_mcp.W001",
-            )
-        )
+        return [Error("ASK_MCP['TOOLKITS'] must be a dict of name -> settings.", id="ask_mcp.E005")]
+    messages: Messages = []
+    for name, options in toolkits.items():
+        try:
+            build_toolkit(name, options)
+        except ToolkitConfigError as exc:
+            messages.append(Error(f"ASK_MCP['TOOLKITS']: {exc}", id="ask_mcp.E006"))
     return messages
+
+
+def _must_be_importable(key: str) -> Messages:
+    path = conf.get(key)
+    if not isinstance(path, str):
+        return []
+    try:
+        import_string(path)
+    except ImportError as exc:
+        return [Error(f"ASK_MCP['{key}'] = {path!r} cannot be imported: {exc}", id="ask_mcp.E007")]
+    return []
+
+
+def _check_allowed_origins() -> Messages:
+    origins = conf.get("ALLOWED_ORIGINS")
+    if isinstance(origins, list | tuple) and all(isinstance(o, str) for o in origins):
+        return []
+    return [
+        Error(
+            "ASK_MCP['ALLOWED_ORIGINS'] must be a list of origins such as "
+            "'https://app.example.com'.",
+            id="ask_mcp.E008",
+        )
+    ]
+
+
+def _check_session_idle_against_ttl() -> Messages:
+    idle, ttl = conf.get("SESSION_IDLE_SECONDS"), conf.get("ELICITATION_TTL")
+    if not (_is_positive_number(idle) and _is_positive_number(ttl) and idle < ttl):
+        return []
+    return [
+        Warning(
+            f"ASK_MCP['SESSION_IDLE_SECONDS'] ({idle}) is shorter than ELICITATION_TTL ({ttl}): "
+            "an initialize-era session can expire while its client waits for a person.",
+            id="ask_mcp.W002",
+        )
+    ]
+
+
+def _check_answer_retention_days() -> Messages:
+    days = conf.get("ANSWER_RETENTION_DAYS")
+    if days is None or _is_positive_number(days):
+        return []
+    return [
+        Error(
+            f"ASK_MCP['ANSWER_RETENTION_DAYS'] must be None or a positive number of days, "
+            f"got {days!r}.",
+            id="ask_mcp.E011",
+        )
+    ]
+
+
+def _check_public_url() -> Messages:
+    public_url = conf.get("PUBLIC_URL")
+    if public_url is None or _is_origin(public_url):
+        return []
+    return [
+        Error(
+            f"ASK_MCP['PUBLIC_URL'] must be an http(s) URL such as 'https://ask.example.com', "
+            f"got {public_url!r}.",
+            id="ask_mcp.E009",
+        )
+    ]
+
+
+def _check_inbox_has_a_layer() -> Messages:
+    if conf.get("ON_ELICIT") not in INBOX_HOOKS or _has_layer():
+        return []
+    return [
+        Error(
+            "ASK_MCP['ON_ELICIT'] sends questions to the browser inbox, which needs "
+            "CHANNEL_LAYERS['default'] to wake the waiting call.",
+            hint="Use channels.layers.InMemoryChannelLayer for one process.",
+            id="ask_mcp.E010",
+        )
+    ]
+
+
+def _check_channel_layer() -> Messages:
+    if _has_layer():
+        return []
+    return [
+        Warning(
+            "CHANNEL_LAYERS has no 'default' layer: browser answers and retries cannot reach "
+            "a call held by another worker process.",
+            hint="Use channels.layers.InMemoryChannelLayer for one process, channels_redis "
+            "for several.",
+            id="ask_mcp.W001",
+        )
+    ]
+
+
+def _check_old_environment() -> Messages:
+    return [
+        Warning(
+            f"The environment variable {old} is set: it is read for one more release only.",
+            hint=f"Rename it to {new} (askserver's variables all start with {conf.ENV_PREFIX}).",
+            id="ask_mcp.W003",
+        )
+        for old, new in conf.old_environment_in_use()
+    ]
+
+
+def _has_layer() -> bool:
+    return "default" in getattr(settings, "CHANNEL_LAYERS", {})
+
+
+def _is_positive_number(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int | float) and value > 0
 
 
 def _is_origin(value: Any) -> bool:

@@ -49,9 +49,9 @@ ENV_PREFIX: Final = "ASKSERVER_"
 keep theirs)."""
 
 RENAMED_ENVIRONMENT: Final[Mapping[str, str]] = {
-    "ASKSERVER_REDIS_URL": "ASKSERVER_REDIS_URL",
-    "ASKSERVER_REDIS_PREFIX": "ASKSERVER_REDIS_PREFIX",
-    "ASKSERVER_LOG_LEVEL": "ASKSERVER_LOG_LEVEL",
+    "ASK_MCP_REDIS_URL": "ASKSERVER_REDIS_URL",
+    "ASK_MCP_REDIS_PREFIX": "ASKSERVER_REDIS_PREFIX",
+    "ASK_MCP_LOG_LEVEL": "ASKSERVER_LOG_LEVEL",
 }
 """Old environment variable -> its new name. The old names are read for one more release, and
 the system check ask_mcp.W003 names the new one for each old name still set."""

@@ -101,3 +101,46 @@ def test_askserver_sends_questions_to_the_browser_inbox_and_records_every_ask() 
         assert server.on_elicit is ask_in_browser
         assert isinstance(server.table.observer, AskRecorder)
         assert [m for m in run_checks(databases=[]) if m.id and m.id.startswith("ask_mcp")] == []
+
+
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        ("ASK_MCP_REDIS_URL", "ASKSERVER_REDIS_URL"),
+        ("ASK_MCP_REDIS_PREFIX", "ASKSERVER_REDIS_PREFIX"),
+        ("ASK_MCP_LOG_LEVEL", "ASKSERVER_LOG_LEVEL"),
+    ],
+)
+def test_an_old_environment_name_still_works_and_a_check_names_the_new_one(
+    old: str, new: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(new, raising=False)
+    monkeypatch.setenv(old, "from-the-old-name")
+    assert conf.environ(new) == "from-the-old-name"
+    (warning,) = [m for m in run_checks(databases=[]) if m.id == "ask_mcp.W003"]
+    assert old in warning.msg and new in (warning.hint or "")
+    monkeypatch.setenv(new, "from-the-new-name")
+    assert conf.environ(new) == "from-the-new-name"
+
+
+def test_the_project_reads_the_redis_url_from_the_old_name_too() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import os; os.environ['ASK_MCP_REDIS_URL'] = 'redis://127.0.0.1:6379/9'; "
+        "from askserver import settings; "
+        "print(settings.CHANNEL_LAYERS['default']['CONFIG']['hosts'][0])"
+    )
+    env = {k: v for k, v in __import__("os").environ.items() if not k.endswith("REDIS_URL")}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60, check=True
+    )
+    assert out.stdout.strip() == "redis://127.0.0.1:6379/9"
+
+
+def test_the_typed_values_follow_override_settings() -> None:
+    with override_settings(ASK_MCP={"KEEPALIVE_SECONDS": 2, "SWEEP_SECONDS": 7}):
+        assert conf.values().keepalive_seconds == 2.0
+        assert conf.values().sweep_seconds == 7.0
+    assert conf.values().keepalive_seconds == 15.0
