@@ -43,9 +43,11 @@ else
 	exec $(VENV)/bin/daphne -b $(HOST) -p $(PORT) askserver.asgi:application
 endif
 
+# The import contracts in pyproject.toml ([tool.importlinter]) are the architecture's written form.
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy ask_mcp askserver .ci/conformance.py

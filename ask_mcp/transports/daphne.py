@@ -187,19 +187,25 @@ def run_daphne(host: str, port: int, *, stdio: bool) -> None:
 
 
 def load_application() -> Any:
-    """The ASGI application to serve: the project's ASGI_APPLICATION, as Channels names it.
+    """The ASGI application to serve: the project's `ASGI_APPLICATION`, as Channels names it.
 
-    A project that embeds ask_mcp serves its own application this way; without the setting,
-    the app's own (:func:`ask_mcp.routing.build_application`).
+    A project that embeds ask_mcp so serves its own application (its asgi.py calls
+    :func:`ask_mcp.routing.build_application`, or mounts its pattern lists).
+
+    Raises:
+        ImproperlyConfigured: the setting is missing.
     """
     from django.conf import settings
+    from django.core.exceptions import ImproperlyConfigured
     from django.utils.module_loading import import_string
 
     path = getattr(settings, "ASGI_APPLICATION", None)
     if not path:
-        from ask_mcp.routing import build_application
-
-        return build_application()
+        raise ImproperlyConfigured(
+            "ask-mcp serves the project's ASGI application: set ASGI_APPLICATION = "
+            "'<project>.asgi.application', whose asgi.py returns "
+            "ask_mcp.routing.build_application(get_asgi_application())"
+        )
     return import_string(path)
 
 

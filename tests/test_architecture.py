@@ -1,0 +1,86 @@
+"""The package's shape, held: no import cycle (imports inside functions counted), small modules, short functions."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import grimp
+
+PACKAGE = Path(__file__).resolve().parents[1] / "ask_mcp"
+MAX_MODULE_LINES = 620
+"""The issue's "about 600 lines", with a margin for a docstring."""
+MAX_FUNCTION_LINES = 60
+LONG_REASON = "# long:"
+"""A function past MAX_FUNCTION_LINES says why in a comment starting so, within its first lines."""
+
+
+def _strongly_connected(graph: grimp.ImportGraph) -> list[set[str]]:
+    """Tarjan's components of the module graph, those of more than one module."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[set[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for imported in graph.find_modules_directly_imported_by(module):
+            if not imported.startswith("ask_mcp"):
+                continue
+            if imported not in index:
+                visit(imported)
+                low[module] = min(low[module], low[imported])
+            elif imported in on_stack:
+                low[module] = min(low[module], index[imported])
+        if low[module] == index[module]:
+            component = set()
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.add(member)
+                if member == module:
+                    break
+            if len(component) > 1:
+                found.append(component)
+
+    for module in sorted(graph.modules):
+        if module.startswith("ask_mcp") and module not in index:
+            visit(module)
+    return found
+
+
+def test_the_package_has_no_import_cycle_counting_imports_inside_functions() -> None:
+    # grimp reads every import statement, those inside functions and under TYPE_CHECKING too.
+    graph = grimp.build_graph("ask_mcp", exclude_type_checking_imports=False)
+    assert _strongly_connected(graph) == []
+
+
+def test_no_module_is_over_about_600_lines() -> None:
+    long = {
+        str(path.relative_to(PACKAGE)): lines
+        for path in PACKAGE.rglob("*.py")
+        if "migrations" not in path.parts
+        and (lines := len(path.read_text().splitlines())) > MAX_MODULE_LINES
+    }
+    assert long == {}
+
+
+def test_a_function_over_60_lines_says_why() -> None:
+    unexplained = []
+    for path in PACKAGE.rglob("*.py"):
+        if "migrations" in path.parts:
+            continue
+        source = path.read_text()
+        lines = source.splitlines()
+        for node in ast.walk(ast.parse(source)):
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            assert node.end_lineno is not None
+            length = node.end_lineno - node.lineno + 1
+            head = lines[node.lineno - 1 : node.lineno + 12]
+            if length > MAX_FUNCTION_LINES and not any(LONG_REASON in line for line in head):
+                unexplained.append(f"{path.relative_to(PACKAGE)}:{node.lineno} {node.name}")
+    assert unexplained == []
