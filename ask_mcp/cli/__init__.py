@@ -10,6 +10,10 @@ name -> settings, `"prefix"` beside them). `--tool` entries are added to (and re
 toolkit in) the file's. Mistakes end the command with exit status 2 and a message naming the
 line and column of bad JSON, the unknown key, or the toolkit and its valid settings.
 `python manage.py ask_mcp` takes the same options inside a Django project.
+
+The package holds the command (options here, `config` reading them, `runner` building the
+server and serving it) and the terminal prompt. It imports the facade and what lies below it,
+never the wiring above.
 """
 
 from __future__ import annotations
