@@ -25,10 +25,10 @@ from ask_mcp.workers.relay import ChannelRelay
 from ask_mcp.workers.sessions import LegacySessions
 
 _template: Server | None = None
-"""A server whose identity, limits, hooks and toolkits the process's server copies (see serve_like)."""
+"""A server whose identity, limits, hooks and toolkits the process's server copies (see use_template)."""
 
 
-def serve_like(server: Server | None) -> None:
+def use_template(server: Server | None) -> None:
     """Make :func:`get_server` serve `server`'s name, tools and hooks (the CLI, `run("http")`).
 
     The server that answers is still built here, so it gets what only Django provides: the
@@ -65,7 +65,7 @@ def relay() -> ChannelRelay:
 
 
 def build_server() -> Server:
-    """A new server from the settings, or from the template :func:`serve_like` was given."""
+    """A new server from the settings, or from the template :func:`use_template` was given."""
     keys = [derive_key(settings.SECRET_KEY)]
     keys += [derive_key(key) for key in getattr(settings, "SECRET_KEY_FALLBACKS", [])]
     relay = ChannelRelay() if "default" in getattr(settings, "CHANNEL_LAYERS", {}) else None

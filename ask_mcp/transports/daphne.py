@@ -2,7 +2,7 @@
 
 :func:`serve_http` runs daphne on loopback with the project's ASGI application (the /mcp
 endpoint and the browser inbox) answering with a given server's identity and toolkits (see
-:func:`ask_mcp.runtime.serve_like`). With `stdio` the same event loop also serves stdio, so a
+:func:`ask_mcp.runtime.use_template`). With `stdio` the same event loop also serves stdio, so a
 question asked over stdio waits in this process's elicitation table and is answered through the
 HTTP side: one process, one in-memory channel layer. stdout carries only the protocol.
 
@@ -130,7 +130,7 @@ def serve_http(server: Server, *, host: str, port: int, stdio: bool = False) -> 
 
     from ask_mcp import conf, runtime
 
-    runtime.serve_like(server)
+    runtime.use_template(server)
     if is_loopback(host) and "ALLOW_ANONYMOUS_LOOPBACK" not in (settings.ASK_MCP or {}):
         # One person's command on their own machine: loopback callers need no token, as in the
         # quick start. A host other than loopback keeps the project's token requirement.
