@@ -10,6 +10,7 @@ import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import httpx2
 import pytest
 from mcp import Client
 
@@ -19,11 +20,11 @@ from tests.test_mrtr import Person, accept, text_of
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def environment(tmp_path: Path) -> dict[str, str]:
+def environment(tmp_path: Path, settings: str = "askserver.settings") -> dict[str, str]:
     return {
         **os.environ,
         "PYTHONPATH": str(ROOT),
-        "DJANGO_SETTINGS_MODULE": "askserver.settings",
+        "DJANGO_SETTINGS_MODULE": settings,
         "ASKSERVER_VAR_DIR": str(tmp_path / "var"),
     }
 
@@ -168,7 +169,9 @@ class HttpCommand:
         self.url = url
 
 
-async def serve_http(tmp_path: Path, *args: str) -> AsyncIterator[HttpCommand]:
+async def serve_http(
+    tmp_path: Path, *args: str, settings: str = "askserver.settings"
+) -> AsyncIterator[HttpCommand]:
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         *args,
@@ -177,7 +180,7 @@ async def serve_http(tmp_path: Path, *args: str) -> AsyncIterator[HttpCommand]:
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
-        env=environment(tmp_path),
+        env=environment(tmp_path, settings),
         cwd=str(ROOT),
     )
     assert process.stderr is not None
@@ -221,6 +224,23 @@ async def test_http_transport_serves_both_eras_through_the_django_project(
         assert await http_command.process.wait() == 0
     assert http_command.process.stdout is not None
     assert await http_command.process.stdout.read() == b""
+
+
+async def test_manage_py_ask_mcp_inside_another_project_serves_that_projects_application(
+    tmp_path: Path,
+) -> None:
+    from tests.support.embedding import MARK, OWN_PATH
+
+    async for command in serve_http(
+        tmp_path, "manage.py", "ask_mcp", settings="tests.support.embedding.settings"
+    ):
+        base = command.url.removesuffix("/mcp")
+        async with httpx2.AsyncClient(timeout=30) as http:
+            own = await http.get(base + OWN_PATH)
+        assert own.status_code == 200 and own.content == MARK
+        async with asyncio.timeout(30), Client(command.url, mode="2026-07-28") as client:
+            tools = await client.list_tools()
+        assert [tool.name for tool in tools.tools] == ["user_ask"]
 
 
 async def test_the_one_shot_run_http_serves_hand_plugged_toolkits(tmp_path: Path) -> None:
