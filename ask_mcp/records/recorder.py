@@ -45,6 +45,7 @@ from ask_mcp.server.elicitation import Question
 from ask_mcp.server.errors import ToolError
 from ask_mcp.team.auth import user_id_of
 from ask_mcp.team.notify import team_id_of
+from ask_mcp.workers.loops import alive_here, start_in_loop
 
 logger = logging.getLogger("ask_mcp.records.recorder")
 
@@ -173,11 +174,10 @@ class AskRecorder:
         return self._toolkits.get(tool, "")
 
     def _submit(self, op: _Op) -> None:
-        loop = asyncio.get_running_loop()
-        if self._task is None or self._task.done() or self._task.get_loop() is not loop:
+        if not alive_here(self._task):
             self._queue = asyncio.Queue()
             self._urgent = asyncio.Event()
-            self._task = loop.create_task(
+            self._task = start_in_loop(
                 self._run(self._queue, self._urgent), name="ask_mcp recorder"
             )
         assert self._queue is not None and self._urgent is not None

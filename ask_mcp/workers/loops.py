@@ -21,8 +21,16 @@ def alive_here(task: asyncio.Task[Any] | None) -> bool:
 
 
 def start_in_loop[T](coroutine: Coroutine[Any, Any, T], *, name: str) -> asyncio.Task[T]:
-    """Run `coroutine` as a task of the running loop, kept alive until it ends."""
-    task = asyncio.get_running_loop().create_task(coroutine, name=name)
+    """Run `coroutine` as a task of the running loop, kept alive until it ends.
+
+    Raises:
+        RuntimeError: no event loop runs here (or it is closing); `coroutine` is closed unstarted.
+    """
+    try:
+        task = asyncio.get_running_loop().create_task(coroutine, name=name)
+    except RuntimeError:
+        coroutine.close()  # never to run: no "was never awaited" warning
+        raise
     _running.add(task)
     task.add_done_callback(_running.discard)
     return task

@@ -33,6 +33,7 @@ from ask_mcp.server.errors import (
     QuestionNoLongerWaiting,
 )
 from ask_mcp.server.state import InvalidState, StateClaims
+from ask_mcp.workers.loops import alive_here, start_in_loop
 
 logger = logging.getLogger("ask_mcp.workers.relay")
 
@@ -78,7 +79,6 @@ class ChannelRelay:
         self._settlements: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._serving: dict[str, asyncio.Task[None]] = {}
         self._handlers: dict[str, Callable[[dict[str, Any]], None]] = {}
-        self._chores: set[asyncio.Task[None]] = set()
         self._groups: dict[str, int] = {}
 
     @property
@@ -103,11 +103,8 @@ class ChannelRelay:
 
     def ensure_listening(self) -> None:
         """Start receiving on this worker's channel (once per event loop)."""
-        listener = self._listener
-        loop = asyncio.get_running_loop()
-        if listener is not None and not listener.done() and listener.get_loop() is loop:
-            return
-        self._listener = loop.create_task(self._listen(), name=f"ask_mcp relay {self.worker}")
+        if not alive_here(self._listener):
+            self._listener = start_in_loop(self._listen(), name=f"ask_mcp relay {self.worker}")
 
     async def send(self, channel: str, message: dict[str, Any]) -> None:
         """Put `message` on `channel`.
@@ -171,7 +168,7 @@ class ChannelRelay:
         kind = message.get("type", "")
         if kind == "mrtr.resume":
             corr = message["corr"]
-            self._serving[corr] = asyncio.get_running_loop().create_task(self._serve(message))
+            self._serving[corr] = start_in_loop(self._serve(message), name=f"ask_mcp round {corr}")
         elif kind == "mrtr.cancel":
             task = self._serving.get(message["corr"])
             if task is not None:
@@ -387,11 +384,10 @@ class ChannelRelay:
         reply_to, corr = message.get("reply_to"), message.get("corr")
         if reply_to is None or corr is None:
             return
-        task = asyncio.get_running_loop().create_task(
-            self.send(reply_to, {"type": "ask.taken", "corr": corr, "taken": taken})
+        start_in_loop(
+            self.send(reply_to, {"type": "ask.taken", "corr": corr, "taken": taken}),
+            name="ask_mcp relay acknowledgement",
         )
-        self._chores.add(task)  # the loop holds tasks only weakly
-        task.add_done_callback(self._chores.discard)
 
     @property
     def holding(self) -> int:

@@ -20,6 +20,7 @@ from typing import Any, Final
 from ask_mcp.models import LegacySessionRecord, storable
 from ask_mcp.protocol.jsonrpc import RequestId, Response, notification_message
 from ask_mcp.server.legacy import LegacySession
+from ask_mcp.workers.loops import alive_here, start_in_loop
 from ask_mcp.workers.relay import ChannelRelay
 
 logger = logging.getLogger("ask_mcp.workers.sessions")
@@ -73,7 +74,6 @@ class LegacySessions:
         self._subscribers: dict[str, set[str]] = {}
         self._announced: asyncio.AbstractEventLoop | None = None
         self._sweeper: asyncio.Task[None] | None = None
-        self._chores: set[asyncio.Task[None]] = set()
         relay.add_handler("legacy.response", self._on_response)
         relay.add_handler("legacy.cancel", self._on_cancel)
         relay.add_handler("legacy.end", self._on_end)
@@ -214,9 +214,7 @@ class LegacySessions:
 
     def _leave_soon(self, session_id: str) -> None:
         with contextlib.suppress(RuntimeError):  # the loop is closing
-            task = asyncio.get_running_loop().create_task(self.relay.leave(_group(session_id)))
-            self._chores.add(task)  # the loop holds tasks only weakly
-            task.add_done_callback(self._chores.discard)
+            start_in_loop(self.relay.leave(_group(session_id)), name="ask_mcp session leave")
 
     async def cancel(self, session_id: str, request_id: Any) -> None:
         """notifications/cancelled: stop the named request, on whichever worker runs it."""
@@ -359,13 +357,8 @@ class LegacySessions:
     # ------------------------------------------------------------------ idle expiry
 
     def _ensure_sweeping(self) -> None:
-        sweeper = self._sweeper
-        if (
-            sweeper is None
-            or sweeper.done()
-            or sweeper.get_loop() is not asyncio.get_running_loop()
-        ):
-            self._sweeper = asyncio.get_running_loop().create_task(self._sweep())
+        if not alive_here(self._sweeper):
+            self._sweeper = start_in_loop(self._sweep(), name="ask_mcp session idle expiry")
 
     async def _sweep(self) -> None:
         interval = max(0.25, min(60.0, self.idle_seconds / 4))
