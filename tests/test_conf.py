@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -124,17 +127,19 @@ def test_an_old_environment_name_still_works_and_a_check_names_the_new_one(
 
 
 def test_the_project_reads_the_redis_url_from_the_old_name_too() -> None:
-    import subprocess
-    import sys
-
     code = (
         "import os; os.environ['ASK_MCP_REDIS_URL'] = 'redis://127.0.0.1:6379/9'; "
         "from askserver import settings; "
         "print(settings.CHANNEL_LAYERS['default']['CONFIG']['hosts'][0])"
     )
-    env = {k: v for k, v in __import__("os").environ.items() if not k.endswith("REDIS_URL")}
+    env = {k: v for k, v in os.environ.items() if not k.endswith("REDIS_URL")}
     out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60, check=True
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=True,
     )
     assert out.stdout.strip() == "redis://127.0.0.1:6379/9"
 
