@@ -16,7 +16,15 @@ from django.utils.html import format_html
 from django.utils.timesince import timesince
 
 from ask_mcp import runtime
-from ask_mcp.models import ApiToken, Ask, AskEvent, LegacySessionRecord, Webhook, WebhookDelivery
+from ask_mcp.models import (
+    ASK_PEOPLE,
+    ApiToken,
+    Ask,
+    AskEvent,
+    LegacySessionRecord,
+    Webhook,
+    WebhookDelivery,
+)
 from ask_mcp.records.decisions import ask_cancel, ask_expire
 from ask_mcp.team.auth import TOKEN_PREFIX, TOKENS, digest
 from ask_mcp.workers.relay import ChannelLayerUnavailable
@@ -51,7 +59,7 @@ class AskAdmin(AskModelAdmin):
     list_filter = ("status", "route", ("created", admin.DateFieldListFilter))
     search_fields = ("message", "answer", "principal", "client_name")
     date_hierarchy = "created"
-    list_select_related = ("answered_by",)
+    list_select_related = ASK_PEOPLE
     actions = ("cancel_asks", "expire_asks")
     fields = (
         "id",

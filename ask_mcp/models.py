@@ -4,7 +4,7 @@ bearer tokens, and webhooks with their deliveries."""
 from __future__ import annotations
 
 import datetime as dt
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, Group
@@ -17,7 +17,16 @@ if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
 
+ASK_PEOPLE: Final = ("answered_by", "asked_by")
+"""The people an ask names (who decided it, whom it is addressed to): what showing it reads."""
+
+
 class AskQuerySet(models.QuerySet["Ask"]):
+    def with_people(self) -> AskQuerySet:
+        """Asks with ASK_PEOPLE read in the same query, as the inbox, its pages and the admin
+        show them (each would otherwise cost a query per ask)."""
+        return self.select_related(*ASK_PEOPLE)
+
     def pending(self) -> AskQuerySet:
         return self.filter(status=Ask.Status.PENDING)
 

@@ -89,20 +89,18 @@ class InboxConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels i
     def _list_now(self) -> str:
         request = fragments.socket_request(self.scope, self.user)
         if self.ask_id is not None:
-            ask = (
-                Ask.objects.select_related("answered_by", "asked_by").filter(pk=self.ask_id).first()
-            )
+            ask = Ask.objects.with_people().filter(pk=self.ask_id).first()
             synced = fragments.render_sync(request, None)
             if ask is None or ask.is_pending:
                 return synced  # leave a form being filled alone
             return synced + fragments.render_state(request, ask, oob=True)
-        asks = list(Ask.objects.inbox(self.user).select_related("answered_by", "asked_by"))
+        asks = list(Ask.objects.inbox(self.user).with_people())
         self.shown = {ask.id.hex for ask in asks}
         asks_shown(asks, self.user)
         return fragments.render_sync(request, asks)
 
     def _asked(self, ask_hex: str) -> str:
-        ask = Ask.objects.inbox(self.user).filter(pk=uuid.UUID(ask_hex)).first()
+        ask = Ask.objects.inbox(self.user).with_people().filter(pk=uuid.UUID(ask_hex)).first()
         if ask is None:
             return ""
         asks_shown([ask], self.user)
@@ -111,7 +109,7 @@ class InboxConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels i
     def _state(self) -> str:
         if self.ask_id is None:
             return ""
-        ask = Ask.objects.select_related("answered_by", "asked_by").filter(pk=self.ask_id).first()
+        ask = Ask.objects.with_people().filter(pk=self.ask_id).first()
         if ask is None:
             return ""  # deleted in the admin meanwhile
         return fragments.render_state(

@@ -49,7 +49,7 @@ async def _signed_in(request: HttpRequest) -> User | AnonymousUser:
 @require_GET
 async def inbox(request: HtmxHttpRequest) -> HttpResponse:
     user = await _signed_in(request)
-    asks = [ask async for ask in Ask.objects.inbox(user).select_related("answered_by", "asked_by")]
+    asks = [ask async for ask in Ask.objects.inbox(user).with_people()]
     await database_sync_to_async(asks_shown)(asks, user)
     return render(
         request,
@@ -72,7 +72,7 @@ async def ask_page(request: HtmxHttpRequest, ask_id: uuid.UUID) -> HttpResponse:
 async def _ask(user: User | AnonymousUser, ask_id: uuid.UUID) -> Ask:
     """The ask, if `user` may see it: 404 when there is none, 403 when it is someone else's."""
     try:
-        ask = await Ask.objects.select_related("answered_by", "asked_by").aget(pk=ask_id)
+        ask = await Ask.objects.with_people().aget(pk=ask_id)
     except Ask.DoesNotExist:
         raise Http404("No such question.") from None
     # Checked on the row in hand: an EXISTS over visible_to cost more than the row itself.
@@ -113,7 +113,7 @@ async def _answer(request: HtmxHttpRequest, user: User | AnonymousUser, ask: Ask
         won = await ask_answer(ask=ask, reply=reply, user=user, relay=runtime.relay())
     except ChannelLayerUnavailable:
         return _not_delivered(request, ask, from_inbox)
-    ask = await Ask.objects.select_related("answered_by", "asked_by").aget(pk=ask.pk)
+    ask = await Ask.objects.with_people().aget(pk=ask.pk)
     return _after(request, AskItem(ask, sent=won), from_inbox)
 
 
