@@ -17,7 +17,17 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, InputRequiredResult
 
 from ask_mcp.models import ApiToken
-from ask_mcp.team.auth import Unauthorized, authenticate, digest
+from ask_mcp.team.auth import (
+    Caller,
+    Unauthorized,
+    authenticate,
+    caller_team,
+    digest,
+    principal_of,
+    team_id_of,
+    team_of,
+    user_id_of,
+)
 from tests.conftest import PROBE_CONFIG
 from tests.support.live import LiveServer, LiveServers
 from tests.support.wire import LEGACY_HEADERS, headers_for, legacy_headers, post, request_body
@@ -215,3 +225,17 @@ async def test_revoking_in_the_admin_takes_effect_at_once_in_this_process() -> N
     with pytest.raises(Unauthorized, match="unknown or revoked"):
         await authenticate(headers, None, anonymous_loopback=False)
     TOKENS.forget()
+
+
+def test_principals_and_teams_read_back_as_the_ids_they_were_written_from() -> None:
+    """The one encoding of who asks (principal) and who may answer too (team)."""
+    assert principal_of(7) == "user:7" and user_id_of("user:7") == 7
+    assert team_of(3) == "group:3" and team_id_of("group:3") == 3
+    for unreadable in (None, "", "user:", "user:x", "group:7", "token:1"):
+        assert user_id_of(unreadable) is None
+    for unreadable in (None, "", "group:", "group:x", "user:3"):
+        assert team_id_of(unreadable) is None
+    caller = Caller(principal="user:7", user_id=7, username="ann", token_id=1, team_id=3)
+    assert caller_team(caller) == "group:3"
+    assert caller_team(Caller("user:7", 7, "ann", 1, None)) is None
+    assert caller_team(None) is None

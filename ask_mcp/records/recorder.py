@@ -43,8 +43,7 @@ from ask_mcp.models import Ask, AskEvent, event_for_status, storable
 from ask_mcp.records.events import ENDED, announce
 from ask_mcp.server.elicitation import Question
 from ask_mcp.server.errors import ToolError
-from ask_mcp.team.auth import user_id_of
-from ask_mcp.team.notify import team_id_of
+from ask_mcp.team.auth import team_id_of, user_id_of
 from ask_mcp.workers.loops import alive_here, start_in_loop
 
 logger = logging.getLogger("ask_mcp.records.recorder")

@@ -24,6 +24,10 @@ CACHE_SECONDS: Final = 10.0
 """How long a worker trusts a token lookup before asking the database again."""
 TOUCH_SECONDS: Final = 60.0
 """`last_used_at` is written at most this often per token."""
+USER_PREFIX: Final = "user:"
+"""A principal naming a user is this prefix and the user's id."""
+TEAM_PREFIX: Final = "group:"
+"""A team naming a group (Django's auth Group) is this prefix and the group's id."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,18 +56,49 @@ class Unauthorized(Exception):
         return value.encode("latin-1", "replace")
 
 
+# ---------------------------------------------------------------------- principals and teams
+# How a caller travels through the engine (requestState, sessions, Question): two strings, the
+# principal naming the user the model works for and the team naming the group that may answer
+# too. The engine only compares them; this is the one place they are written and read back.
+
+
 def principal_of(user_id: int) -> str:
     """The principal string bound into requestState, sessions and asks for a user."""
-    return f"user:{user_id}"
+    return f"{USER_PREFIX}{user_id}"
 
 
 def user_id_of(principal: str | None) -> int | None:
-    if principal is None or not principal.startswith("user:"):
+    """The user a principal names; None for no principal, or one that names no user."""
+    return _id_after(USER_PREFIX, principal)
+
+
+def team_of(group_id: int) -> str:
+    """The team string bound into requestState, sessions and asks for a group."""
+    return f"{TEAM_PREFIX}{group_id}"
+
+
+def team_id_of(team: str | None) -> int | None:
+    """The group a team string names; None for no team, or one that names no group."""
+    return _id_after(TEAM_PREFIX, team)
+
+
+def caller_team(caller: Caller | None) -> str | None:
+    """The team a request's caller routes its questions to (its token's group), if any."""
+    if caller is None or caller.team_id is None:
+        return None
+    return team_of(caller.team_id)
+
+
+def _id_after(prefix: str, value: str | None) -> int | None:
+    if value is None or not value.startswith(prefix):
         return None
     try:
-        return int(principal.removeprefix("user:"))
+        return int(value.removeprefix(prefix))
     except ValueError:
         return None
+
+
+# ---------------------------------------------------------------------- tokens
 
 
 def digest(token: str) -> str:

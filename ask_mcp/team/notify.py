@@ -19,7 +19,7 @@ from django.db.models import Q
 
 from ask_mcp.models import Webhook, WebhookDelivery
 from ask_mcp.server.elicitation import Question
-from ask_mcp.team.auth import user_id_of
+from ask_mcp.team.auth import team_id_of, user_id_of
 
 logger = logging.getLogger("ask_mcp.team.notify")
 
@@ -31,15 +31,6 @@ TIMEOUT: Final = 5.0
 """Seconds one try may take."""
 
 _pending: set[asyncio.Task[None]] = set()
-
-
-def team_id_of(team: str | None) -> int | None:
-    if team is None or not team.startswith("group:"):
-        return None
-    try:
-        return int(team.removeprefix("group:"))
-    except ValueError:
-        return None
 
 
 def slack_escape(text: str) -> str:

@@ -37,7 +37,7 @@ from ask_mcp.protocol.jsonrpc import (
 )
 from ask_mcp.server.app import Server
 from ask_mcp.server.legacy import LegacySession
-from ask_mcp.team.auth import Caller, Unauthorized, authenticate
+from ask_mcp.team.auth import Caller, Unauthorized, authenticate, caller_team
 
 if TYPE_CHECKING:
     from ask_mcp.workers.sessions import LegacySessions
@@ -353,7 +353,7 @@ class McpEndpoint:
                 stream=stream,
                 base_url=_base_url(scope, headers),
                 principal=caller.principal if caller else None,
-                team=_team(caller),
+                team=caller_team(caller),
             ),
             loop=asyncio.get_running_loop(),
             eager_start=True,
@@ -444,7 +444,7 @@ class McpEndpoint:
             capabilities,
             client_info,
             principal=caller.principal if caller else None,
-            team=_team(caller),
+            team=caller_team(caller),
         )
         await send_json(
             send,
@@ -576,10 +576,6 @@ def _has_modern_meta(message: Request | Response) -> bool:
         return False
     meta = message.params.get("_meta")
     return isinstance(meta, dict) and mcp.META_PROTOCOL_VERSION in meta
-
-
-def _team(caller: Caller | None) -> str | None:
-    return f"group:{caller.team_id}" if caller is not None and caller.team_id is not None else None
 
 
 def _base_url(scope: Scope, headers: dict[str, str]) -> str:
