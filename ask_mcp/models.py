@@ -133,6 +133,11 @@ class Ask(models.Model):
     def is_pending(self) -> bool:
         return self.status == Ask.Status.PENDING
 
+    @property
+    def awaits_browser_answer(self) -> bool:
+        """Pending, and answered in a browser (the client route answers in the client)."""
+        return self.status == Ask.Status.PENDING and self.route != Ask.Route.CLIENT
+
     async def ais_visible_to(self, user: User | AnonymousUser) -> bool:
         """AskQuerySet.visible_to's rule for one ask in hand. Most asks are addressed to the
         person opening them, which needs no query; only a team's ask asks the database."""

@@ -250,17 +250,44 @@ async def test_an_answer_for_a_call_that_already_ended_is_kept_but_not_sent() ->
     ask = await browser_ask(message="gone?", worker="askmcp.worker.that-stopped")
     person = await User.objects.acreate(username="gail")
     async with asyncio.timeout(5):
-        taken = await ask_answer(
+        answered = await ask_answer(
             ask=ask,
             reply={"action": "accept", "content": {"answer": "x"}},
             user=person,
             relay=relay,
         )
+    assert answered.taken is False
+    # The page is drawn from the ask the decision returns: it must read as the row does.
+    shown = answered.ask
+    drawn = (shown.status, shown.answer, shown.answered_by, shown.answered_at)
     await ask.arefresh_from_db()
-    assert taken is False
     assert ask.status == "withdrawn" and ask.answer == {"answer": "x"}
+    assert drawn == (ask.status, ask.answer, person, ask.answered_at)
     kinds = [event.kind async for event in AskEvent.objects.filter(ask=ask)]
     assert kinds == ["withdrawn"]
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_an_answer_that_comes_second_is_not_sent_and_shows_the_first_one() -> None:
+    ask = await browser_ask(message="who first?", worker="askmcp.worker.that-stopped")
+    first = await User.objects.acreate(username="hana")
+    second = await User.objects.acreate(username="ivan")
+    now = timezone.now()
+    await Ask.objects.filter(pk=ask.pk).aupdate(
+        status="accepted", answer={"answer": "mine"}, answered_by=first, answered_at=now
+    )
+    async with asyncio.timeout(5):
+        answered = await ask_answer(
+            ask=ask,
+            reply={"action": "accept", "content": {"answer": "no, mine"}},
+            user=second,
+            relay=runtime.get_server().table.relay,
+        )
+    assert answered.taken is False
+    shown = answered.ask
+    assert shown.status == "accepted" and shown.answer == {"answer": "mine"}
+    assert shown.answered_by == first and shown.answered_at == now
+    assert [event.kind async for event in AskEvent.objects.filter(ask=ask)] == []
 
 
 @pytest.mark.django_db(transaction=True)

@@ -8,7 +8,9 @@ inboxes.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from asgiref.sync import async_to_sync
@@ -16,7 +18,7 @@ from channels.db import database_sync_to_async
 from django.contrib.auth.models import AnonymousUser
 from django.utils import timezone
 
-from ask_mcp.models import Ask, AskEvent, event_for_status, storable
+from ask_mcp.models import Ask, AskEvent, AskQuerySet, event_for_status, storable
 from ask_mcp.records.events import ENDED, announce, announce_sync
 from ask_mcp.workers.relay import ChannelLayerUnavailable, ChannelRelay
 
@@ -29,6 +31,27 @@ STATUS_FOR_ACTION: Final[Mapping[str, Ask.Status]] = {
     "decline": Ask.Status.DECLINED,
     "cancel": Ask.Status.CANCELLED,
 }
+"""The status a reply's action decides an ask to."""
+PENDING_AGAIN: Final[Mapping[str, Any]] = {
+    "status": Ask.Status.PENDING,
+    "answer": None,
+    "answered_by": None,
+    "answered_at": None,
+}
+"""The columns of an ask whose decision was undone: waiting, as if nobody had answered."""
+TOO_LATE: Final = "answered after the call had ended"
+"""The history's label for a browser answer that won the row but found no call to take it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Answered:
+    """What a browser answer came to: the ask as it now stands, and whether its call took it."""
+
+    ask: Ask
+    """Decided by this answer (accepted, declined, cancelled, or withdrawn when no call was left
+    to take it), or, when someone came first, as they left it."""
+    taken: bool
+    """Whether the waiting call has this answer."""
 
 
 def _decision(reply: Mapping[str, Any], user: User | AnonymousUser | None) -> dict[str, Any]:
@@ -40,50 +63,59 @@ def _decision(reply: Mapping[str, Any], user: User | AnonymousUser | None) -> di
     }
 
 
-def _undo(ask: Ask, status: str, answered_at: Any) -> None:
-    """Put back to pending an ask whose decision never reached its call (Redis was down)."""
+def _decided(ask: Ask, status: str, answered_at: Any) -> AskQuerySet:
+    """The ask, while it still holds the decision just made (status and, if any, its time)."""
     decided = Ask.objects.filter(pk=ask.pk, status=status)
-    if answered_at is not None:
-        decided = decided.filter(answered_at=answered_at)
-    decided.update(status=Ask.Status.PENDING, answer=None, answered_by=None, answered_at=None)
+    return decided if answered_at is None else decided.filter(answered_at=answered_at)
+
+
+def _as_decided(ask: Ask, decision: Mapping[str, Any], status: str) -> Ask:
+    """A copy of `ask` as its row now reads after `decision` (read back without a query)."""
+    decided = copy.copy(ask)
+    for name, value in decision.items():
+        setattr(decided, name, value)
+    decided.status = status
+    return decided
 
 
 async def ask_answer(
     *, ask: Ask, reply: Mapping[str, Any], user: User | AnonymousUser, relay: ChannelRelay
-) -> bool:
+) -> Answered:
     """Record a browser answer if the ask still waits for one, and wake its call.
 
-    False when it came too late: someone else decided first, the ask expired, or the call had
-    already ended (its client left, its worker stopped); the answer is then kept, marked
-    withdrawn, so nothing the person typed is lost.
+    Not taken when it came too late: someone else decided first, the ask expired, or the call
+    had already ended (its client left, its worker stopped); in the last case the answer is
+    kept, marked withdrawn, so nothing the person typed is lost.
 
     Raises:
         ChannelLayerUnavailable: the worker holding the call could not be reached (Redis is
             down); the decision is undone, so the ask still waits and may be answered again.
     """
-    now = timezone.now()
     decision = _decision(reply, user)
     won = await (
-        Ask.objects.pending().in_browser().filter(pk=ask.pk, expires_at__gt=now).aupdate(**decision)
+        Ask.objects.pending()
+        .in_browser()
+        .filter(pk=ask.pk, expires_at__gt=decision["answered_at"])
+        .aupdate(**decision)
     )
-    if not won:
-        return False
-    actor = user if user.is_authenticated else None
+    if not won:  # someone (or the clock) decided first: show the ask as they left it
+        return Answered(await Ask.objects.with_people().aget(pk=ask.pk), taken=False)
+    actor = decision["answered_by"]
     try:
         taken = await relay.settle(ask.worker, ask.id.hex, reply)
     except ChannelLayerUnavailable:
         # The call never heard of it: leave no answer on record that the model never got.
-        await Ask.objects.filter(
-            pk=ask.pk, status=decision["status"], answered_at=decision["answered_at"]
-        ).aupdate(status=Ask.Status.PENDING, answer=None, answered_by=None, answered_at=None)
+        await _decided(ask, decision["status"], decision["answered_at"]).aupdate(**PENDING_AGAIN)
         raise
     if taken:
-        await _record(ask, event_for_status(STATUS_FOR_ACTION[reply["action"]]), actor, "")
+        status = decision["status"]
+        await _record(ask, event_for_status(status), actor, "")
     else:
-        await Ask.objects.filter(pk=ask.pk).aupdate(status=Ask.Status.WITHDRAWN)
-        await _record(ask, AskEvent.Kind.WITHDRAWN, actor, "answered after the call had ended")
+        status = Ask.Status.WITHDRAWN
+        await Ask.objects.filter(pk=ask.pk).aupdate(status=status)
+        await _record(ask, AskEvent.Kind.WITHDRAWN, actor, TOO_LATE)
     await announce(ENDED, [ask.id.hex])
-    return taken
+    return Answered(_as_decided(ask, decision, status), taken)
 
 
 def ask_cancel(*, ask: Ask, user: User | AnonymousUser, relay: ChannelRelay) -> bool:
@@ -101,7 +133,7 @@ def ask_cancel(*, ask: Ask, user: User | AnonymousUser, relay: ChannelRelay) -> 
         try:
             async_to_sync(relay.settle)(ask.worker, ask.id.hex, reply, ask.call_id or None)
         except ChannelLayerUnavailable:
-            _undo(ask, decision["status"], decision["answered_at"])
+            _decided(ask, decision["status"], decision["answered_at"]).update(**PENDING_AGAIN)
             raise
     actor = user if user.is_authenticated else None
     async_to_sync(_record)(ask, AskEvent.Kind.CANCELLED, actor, "admin")
@@ -123,7 +155,7 @@ def ask_expire(*, ask: Ask, relay: ChannelRelay, user: User | AnonymousUser | No
         try:
             async_to_sync(relay.expire)(ask.worker, ask.id.hex, ask.call_id or None)
         except ChannelLayerUnavailable:
-            _undo(ask, Ask.Status.EXPIRED, None)
+            _decided(ask, Ask.Status.EXPIRED, None).update(**PENDING_AGAIN)
             raise
     actor = user if user is not None and user.is_authenticated else None
     async_to_sync(_record)(ask, AskEvent.Kind.EXPIRED, actor, "admin")

@@ -246,6 +246,17 @@ def read_answer(
     return content, errors
 
 
+def read_reply(
+    schema: Mapping[str, Any], action: str, submitted: Submitted
+) -> tuple[dict[str, Any], list[FieldError]]:
+    """The reply (an ElicitResult as JSON) a form submitted with `action` stands for, and every
+    reason its answer does not fit the schema; only an accept carries (and checks) an answer."""
+    if action != "accept":
+        return {"action": action}, []
+    content, errors = read_answer(schema, submitted)
+    return {"action": "accept", "content": content}, errors
+
+
 def _read_number(text: str, *, integer: bool) -> int | float | None:
     text = text.strip()
     if _INTEGER.fullmatch(text):

@@ -47,7 +47,7 @@ class AskItem:
 
     @property
     def answerable(self) -> bool:
-        return self.ask.is_pending and self.ask.route != Ask.Route.CLIENT
+        return self.ask.awaits_browser_answer
 
     @property
     def answer_rows(self) -> list[tuple[str, str]]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from channels.db import database_sync_to_async
 from django.contrib.auth.decorators import login_required
@@ -16,9 +16,10 @@ from django_htmx.middleware import HtmxDetails
 
 from ask_mcp import runtime
 from ask_mcp.models import Ask, AskEvent
+from ask_mcp.protocol.forms import ACTIONS
 from ask_mcp.records.decisions import ask_answer, ask_shown, asks_shown
 from ask_mcp.web.consumers import LIVE_ASK_PATH, LIVE_INBOX_PATH
-from ask_mcp.web.formfields import read_answer
+from ask_mcp.web.formfields import read_reply
 from ask_mcp.web.fragments import ASKS, AskItem, item
 from ask_mcp.workers.relay import ChannelLayerUnavailable
 
@@ -26,12 +27,12 @@ if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
 
-ACTIONS = ("accept", "decline", "cancel")
-NOT_DELIVERED = (
+NOT_DELIVERED: Final = (
     "Not sent: the server could not reach the process holding this question (its channel layer "
     "is unavailable). Nothing was recorded and the question still waits; send your reply again "
     "in a moment."
 )
+"""What a person is told when their reply could not reach the call (it may be sent again)."""
 
 
 class HtmxHttpRequest(HttpRequest):
@@ -91,30 +92,31 @@ def _page(request: HtmxHttpRequest, shown: AskItem, status: int = 200) -> HttpRe
 
 
 async def _answer(request: HtmxHttpRequest, user: User | AnonymousUser, ask: Ask) -> HttpResponse:
+    """A submitted reply, in one pass down: the form read (formfields), the ask decided and its
+    call woken (records, through the process's relay), the page drawn from what was decided."""
     action = request.POST.get("action")
-    if action not in ACTIONS:
+    if action is None or action not in ACTIONS:
         return HttpResponseBadRequest("action must be one of: accept, decline, cancel")
     from_inbox = request.htmx.target == "notices"
-    if not ask.is_pending or ask.route == Ask.Route.CLIENT:
+    if not ask.awaits_browser_answer:
         return _after(request, AskItem(ask, sent=False), from_inbox)
-    if action == "accept":
-        content, errors = read_answer(ask.schema, request.POST)
-        if errors:
-            shown = item(ask, submitted=request.POST, errors=errors)
-            if from_inbox:
-                return render(request, f"{ASKS}#inbox-invalid", {"item": shown})
-            if request.htmx:
-                return render(request, f"{ASKS}#page-invalid", {"item": shown})
-            return _page(request, shown)
-        reply = {"action": "accept", "content": content}
-    else:
-        reply = {"action": action}
+    reply, errors = read_reply(ask.schema, action, request.POST)
+    if errors:
+        return _invalid(request, item(ask, submitted=request.POST, errors=errors), from_inbox)
     try:
-        won = await ask_answer(ask=ask, reply=reply, user=user, relay=runtime.relay())
+        answered = await ask_answer(ask=ask, reply=reply, user=user, relay=runtime.relay())
     except ChannelLayerUnavailable:
         return _not_delivered(request, ask, from_inbox)
-    ask = await Ask.objects.with_people().aget(pk=ask.pk)
-    return _after(request, AskItem(ask, sent=won), from_inbox)
+    return _after(request, AskItem(answered.ask, sent=answered.taken), from_inbox)
+
+
+def _invalid(request: HtmxHttpRequest, shown: AskItem, from_inbox: bool) -> HttpResponse:
+    """The form again, with what the person filled in and why it does not fit."""
+    if from_inbox:
+        return render(request, f"{ASKS}#inbox-invalid", {"item": shown})
+    if request.htmx:
+        return render(request, f"{ASKS}#page-invalid", {"item": shown})
+    return _page(request, shown)
 
 
 def _not_delivered(request: HtmxHttpRequest, ask: Ask, from_inbox: bool) -> HttpResponse:
