@@ -22,6 +22,7 @@ from django.http.request import split_domain_port, validate_host
 
 from ask_mcp import conf, runtime
 from ask_mcp.protocol import mcp, sse
+from ask_mcp.protocol.era import LEGACY, MODERN, declared_era, era_of
 from ask_mcp.protocol.jsonrpc import (
     INVALID_REQUEST,
     JsonRpcError,
@@ -264,10 +265,8 @@ class McpEndpoint:
         if scope["type"] != "http":
             raise ValueError(f"McpEndpoint serves HTTP only, not {scope['type']!r}")
         headers, names = read_headers(scope)
-        version_header = headers.get(mcp.HEADER_PROTOCOL_VERSION)
         session_id = headers.get(mcp.HEADER_SESSION_ID)
-        modern_header = version_header is not None and version_header not in mcp.HANDSHAKE_VERSIONS
-        legacy_hint = not modern_header and (session_id is not None or version_header is not None)
+        declared = declared_era(headers.get(mcp.HEADER_PROTOCOL_VERSION), session_id)
         method = scope["method"]
         try:
             check_host(headers)
@@ -282,7 +281,7 @@ class McpEndpoint:
                 raise HttpProblem(
                     401, f"Unauthorized: {exc}", [(b"www-authenticate", exc.challenge)]
                 ) from exc
-            if method in ("GET", "DELETE") and legacy_hint:
+            if method in ("GET", "DELETE") and declared == LEGACY:
                 await self._legacy_without_body(method, headers, session_id, caller, receive, send)
                 return
             if method != "POST":
@@ -313,7 +312,7 @@ class McpEndpoint:
         except MessageError as exc:
             await send_json(send, 400, encode(error_message(exc.request_id, exc.error)))
             return
-        if modern_header or (not legacy_hint and _has_modern_meta(message)):
+        if era_of(message, declared) == MODERN:
             await self._modern(scope, message, headers, names, caller, sse_ok, receive, send)
         else:
             await self._legacy(scope, message, headers, session_id, caller, sse_ok, receive, send)
@@ -569,13 +568,6 @@ async def send_problem(
 ) -> None:
     body = encode(error_message(request_id, problem.error))
     await send_json(send, problem.status, body, problem.headers)
-
-
-def _has_modern_meta(message: Request | Response) -> bool:
-    if not isinstance(message, Request):
-        return False
-    meta = message.params.get("_meta")
-    return isinstance(meta, dict) and mcp.META_PROTOCOL_VERSION in meta
 
 
 def _base_url(scope: Scope, headers: dict[str, str]) -> str:

@@ -21,7 +21,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import IO, Any, Final
 
-from ask_mcp.protocol import mcp
+from ask_mcp.protocol.era import MODERN, era_of
 from ask_mcp.protocol.jsonrpc import (
     INVALID_REQUEST,
     JsonRpcError,
@@ -59,9 +59,10 @@ class LineWriter:
 class StdioStream:
     """A request's notifications (and, in the initialize era, its pushed questions) on stdout."""
 
-    allows_sse = True
+    allows_sse: Final = True
     """The back-channel is always open on stdio, as an SSE response is over HTTP."""
-    closed = False
+    closed: Final = False
+    """Stdout stays open as long as the server runs."""
 
     def __init__(self, writer: LineWriter) -> None:
         self._writer = writer
@@ -150,7 +151,7 @@ class StdioConnection:
 
     async def _dispatch(self, request: Request) -> dict[str, Any] | None:
         stream = StdioStream(self.writer)
-        if _has_modern_meta(request):
+        if era_of(request) == MODERN:
             return await self.server.handle_modern(
                 request, headers=None, stream=stream, base_url=self.base_url
             )
@@ -193,11 +194,6 @@ class StdioConnection:
             with contextlib.suppress(asyncio.CancelledError):
                 await call
         self.server.table.cancel_all()
-
-
-def _has_modern_meta(request: Request) -> bool:
-    meta = request.params.get("_meta")
-    return isinstance(meta, dict) and mcp.META_PROTOCOL_VERSION in meta
 
 
 async def serve(
