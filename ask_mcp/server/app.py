@@ -55,6 +55,7 @@ from ask_mcp.server.legacy import (
     read_initialize,
 )
 from ask_mcp.server.prompts import Prompt, finish_prompt
+from ask_mcp.server.registry import ToolkitConfigError, build_toolkit
 from ask_mcp.server.resources import Resource, ResourceTemplate, finish_read, resource_not_found
 from ask_mcp.server.state import InvalidState, StateSealer, request_binding
 from ask_mcp.server.toolkit import Completion, Tool, Toolkit, ToolResult
@@ -268,9 +269,6 @@ class Server:
             ToolkitConfigError: an unknown toolkit or setting, or a bad value (the message
                 names the toolkit and its valid settings).
         """
-        # Imported here: the registry imports the toolkit base class from this package.
-        from ask_mcp.toolkits import ToolkitConfigError, build_toolkit
-
         if not isinstance(tools, Mapping):
             raise ToolkitConfigError(
                 f"tools must be an object mapping toolkit names to their settings, got "
