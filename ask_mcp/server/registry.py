@@ -19,7 +19,7 @@ from ask_mcp.server.toolkit import Toolkit
 ENTRY_POINT_GROUP: Final = "ask_mcp.toolkits"
 """The entry-point group third-party distributions register their toolkits under."""
 BUILTIN: Final[Mapping[str, str]] = {
-    "Ask": "ask_mcp.toolkits.ask:Ask",
+    "Ask": "ask_mcp.toolkits.ask:AskToolkit",
     "FileSystem": "ask_mcp.toolkits.filesystem:FileSystem",
     "Conformance": "ask_mcp.toolkits.conformance:Conformance",
 }

@@ -1,8 +1,9 @@
-"""The Ask toolkit: `user_ask`, the tool a model calls when only the person can tell it what it needs.
+"""The Ask toolkit (:class:`AskToolkit`): `user_ask`, the tool a model calls when only the person can tell it what it needs.
 
-It turns the model's questions into a form schema, asks through the elicitation table, and
-hands the answers back as compact JSON. Argument mistakes are `isError` results the model can
-fix; a person saying no is a plain result. Pure: no Django.
+It turns the model's questions into a form schema, asks through the Context, and hands the
+answers back as compact JSON. Argument mistakes are `isError` results the model can fix; a
+person saying no is a plain result. It does not know how the question travels or who answers
+it. Pure: no Django.
 """
 
 from __future__ import annotations
@@ -16,9 +17,13 @@ from ask_mcp.server.context import Context
 from ask_mcp.server.toolkit import Toolkit, ToolResult, tool
 
 DECLINED_TEXT: Final = "The user declined to answer."
+"""The result when the person declines."""
 CANCELLED_TEXT: Final = "The user cancelled the request."
+"""The result when the person cancels."""
 QUESTION_TYPES: Final = ("string", "number", "integer", "boolean")
+"""The `type`s a question may have."""
 QUESTION_KEYS: Final = ("name", "prompt", "type", "options", "required", "default", "multiple")
+"""Every key a question object may carry."""
 
 DESCRIPTION: Final = """\
 Put a question to the person you are working for, as a short form, and wait for their reply.
@@ -38,6 +43,7 @@ The answers come back as JSON keyed by question name. If the person declines or 
 that is their answer: carry on without it, or stop and explain what you cannot do without it. \
 Do not ask the same thing again straight away. Never ask for passwords, API keys, tokens or \
 other secrets."""
+"""The tool's description as models read it: when to ask, and what comes back."""
 
 _QUESTION_SCHEMA: Final[dict[str, Any]] = {
     "type": "object",
@@ -80,16 +86,18 @@ INPUT_SCHEMA: Final[dict[str, Any]] = {
     "required": ["message"],
     "additionalProperties": False,
 }
+"""The input schema of `user_ask`: a message, and optionally the form's questions."""
 
 
 class ArgumentProblem(Exception):
     """An argument the model can correct; the text says which and how."""
 
 
-class Ask(Toolkit):
-    """Registers `ask` (as `user_ask` under the default prefix)."""
+class AskToolkit(Toolkit):
+    """Registers `ask` (as `user_ask` under the default prefix); configured as "Ask"."""
 
     default_prefix = "user"
+    name = "Ask"
 
     def __init__(self, *, timeout: float | None = None) -> None:
         if timeout is not None and (
@@ -117,6 +125,10 @@ class Ask(Toolkit):
         if reply.action == "cancel":
             return ToolResult.text(CANCELLED_TEXT)
         return ToolResult.text(answers_text(reply.content or {}))
+
+
+Ask = AskToolkit
+"""The toolkit's earlier name, kept for `from ask_mcp import Ask` (not the Django model Ask)."""
 
 
 def answers_text(answers: Mapping[str, Any]) -> str:
