@@ -227,28 +227,7 @@ class ChannelRelay:
             except ChannelLayerUnavailable as exc:
                 logger.warning("could not forward a retry to %s: %s", claims.owner, exc)
                 raise JsonRpcError(INTERNAL_ERROR, LAYER_DOWN_TEXT) from exc
-            patience = self.ack_timeout
-            while True:
-                try:
-                    async with asyncio.timeout(patience):
-                        reply = await queue.get()
-                except TimeoutError:
-                    raise QuestionNoLongerWaiting from None
-                kind = reply["type"]
-                if kind in ("mrtr.ack", "mrtr.alive"):
-                    patience = max(self.ack_timeout, 3 * ALIVE_INTERVAL)
-                elif kind == "mrtr.notify":
-                    await stream.notify(reply["message"])
-                elif kind == "mrtr.result":
-                    result: dict[str, Any] = reply["result"]
-                    return result
-                elif kind == "mrtr.used":
-                    raise InvalidState(reply["reason"])
-                elif kind == "mrtr.gone":
-                    raise QuestionNoLongerWaiting
-                elif kind == "mrtr.error":
-                    error = reply["error"]
-                    raise JsonRpcError(error["code"], error["message"], error.get("data"))
+            return await self._follow(queue, stream)
         except asyncio.CancelledError:
             # The client went away: stop the owner's handler too (2026-07-28 cancellation).
             with contextlib.suppress(Exception):
@@ -256,6 +235,33 @@ class ChannelRelay:
             raise
         finally:
             self._replies.pop(corr, None)
+
+    async def _follow(self, queue: asyncio.Queue[dict[str, Any]], stream: Stream) -> dict[str, Any]:
+        """The owner's side of a forwarded round as it arrives: its notifications passed on to
+        `stream`, until its result or the reason there is none (raised as resume_remote says).
+        Silence past `ack_timeout` (longer once the owner said it works on it) means it is gone."""
+        patience = self.ack_timeout
+        while True:
+            try:
+                async with asyncio.timeout(patience):
+                    reply = await queue.get()
+            except TimeoutError:
+                raise QuestionNoLongerWaiting from None
+            kind = reply["type"]
+            if kind in ("mrtr.ack", "mrtr.alive"):
+                patience = max(self.ack_timeout, 3 * ALIVE_INTERVAL)
+            elif kind == "mrtr.notify":
+                await stream.notify(reply["message"])
+            elif kind == "mrtr.result":
+                result: dict[str, Any] = reply["result"]
+                return result
+            elif kind == "mrtr.used":
+                raise InvalidState(reply["reason"])
+            elif kind == "mrtr.gone":
+                raise QuestionNoLongerWaiting
+            elif kind == "mrtr.error":
+                error = reply["error"]
+                raise JsonRpcError(error["code"], error["message"], error.get("data"))
 
     async def _serve(self, message: dict[str, Any]) -> None:
         corr, reply_to = message["corr"], message["reply_to"]
