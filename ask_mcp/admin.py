@@ -1,5 +1,9 @@
-"""The admin: asks (read-only records, filters, cancel and expire), bearer tokens (shown once when
-created), initialize-era sessions, and webhooks with their deliveries."""
+"""The admin: asks (read-only, cancel and expire), tokens, sessions, webhooks; deciding is records'.
+
+Asks are read-only records with filters and two actions, cancel and expire, decided by
+:mod:`ask_mcp.records.decisions` through the process's relay; bearer tokens are shown once when
+created; initialize-era sessions and webhooks with their deliveries.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,9 @@
-"""Database models of ask_mcp: every question put to a person (Ask), initialize-era sessions,
-bearer tokens, and webhooks with their deliveries."""
+"""Database models of ask_mcp: asks and their history, sessions, tokens, webhooks; rows, not decisions.
+
+Every question put to a person (Ask, AskEvent), initialize-era sessions, bearer tokens, and
+webhooks with their deliveries. Deciding an ask is :mod:`ask_mcp.records`'; how a principal or a
+team is written is :mod:`ask_mcp.team.auth`'s.
+"""
 
 from __future__ import annotations
 

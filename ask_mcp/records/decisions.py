@@ -1,4 +1,4 @@
-"""Deciding asks from outside the call: a person's browser answer, an admin's cancel or expire.
+"""Deciding asks from outside the call (a browser answer, an admin's cancel or expire); knows no page or form.
 
 Each decision is one conditional UPDATE (the ask must still be pending), so the first one wins
 however many tabs, people or workers race; the winner then wakes the worker holding the call

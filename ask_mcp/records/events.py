@@ -1,4 +1,4 @@
-"""The live events every open inbox follows: an ask appeared, an ask stopped waiting.
+"""The live events every open inbox follows (an ask appeared, an ask stopped waiting); knows no page or call.
 
 Owns the channel-layer group and the two event names; knows nothing of pages or sockets (the
 web's consumers turn the events into fragments) and nothing of the call the ask belongs to.

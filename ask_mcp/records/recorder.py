@@ -1,4 +1,4 @@
-"""The recorder: the question observer that queues every ask's changes and writes them in batches.
+"""The recorder: the observer queueing every ask's changes, written in batches off the hot path; no SQL.
 
 Owns the queue, the batching and the retries; the statements themselves, and how a batch becomes
 them, are :mod:`ask_mcp.records.sql`'s. One writer task per event loop drains a queue of inserts

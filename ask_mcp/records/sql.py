@@ -1,4 +1,4 @@
-"""The recorder's SQL: a batch of ask changes planned into statements and written in one transaction.
+"""The recorder's SQL: a batch of ask changes planned into statements, written in one transaction; no queue.
 
 Owns the hand-written statements that bypass the ORM (and why: see :class:`Statements`), the
 planning of a batch on the event loop, and the writing on the recorder's thread. Knows nothing

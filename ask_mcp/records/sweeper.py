@@ -1,4 +1,4 @@
-"""The sweeper: no ask stays pending past its expiry, nor after the process holding its call is gone.
+"""The sweeper: no ask stays pending past its expiry, nor after its worker is gone; it knows rows, not calls.
 
 The worker holding a call ends its ask itself at the deadline; the sweeper is the backstop for
 asks whose worker stopped (a restart, a crash). It runs as one task in the server process,

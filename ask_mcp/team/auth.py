@@ -1,4 +1,4 @@
-"""Bearer tokens for /mcp: issuing, hashing, and finding the caller a request's token names.
+"""Who calls /mcp: bearer tokens, the caller one names, the principal and team it travels as; knows no ask.
 
 Tokens are 256-bit random strings, so a single SHA-256 is a safe stored form and a cheap lookup.
 Lookups are cached per process for a few seconds (the hot path must not wait on the database);
@@ -20,6 +20,7 @@ from django.contrib.auth.models import Group, User
 from ask_mcp.models import ApiToken
 
 TOKEN_PREFIX: Final = "askmcp_"
+"""How every token starts, so one pasted anywhere is recognisable (secret scanners, logs)."""
 CACHE_SECONDS: Final = 10.0
 """How long a worker trusts a token lookup before asking the database again."""
 TOUCH_SECONDS: Final = 60.0
@@ -165,7 +166,8 @@ class TokenCache:
         )
 
 
-TOKENS = TokenCache()
+TOKENS: Final = TokenCache()
+"""The process's token lookups (the endpoint reads them, the admin forgets revoked ones)."""
 
 
 def bearer_token(headers: dict[str, str]) -> str | None:

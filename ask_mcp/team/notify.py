@@ -1,4 +1,4 @@
-"""Announcing new questions on webhooks: who gets told, the Slack-compatible body, delivery with retries.
+"""Announcing new questions on webhooks (who is told, the body, retried delivery); knows no inbox or call.
 
 Delivery runs in background tasks and never delays the tool call that asked. Every attempt's
 outcome is kept on a WebhookDelivery row, so failures show in the admin.
@@ -31,6 +31,7 @@ TIMEOUT: Final = 5.0
 """Seconds one try may take."""
 
 _pending: set[asyncio.Task[None]] = set()
+"""Deliveries in flight (strong references, and what :func:`drain` waits for)."""
 
 
 def slack_escape(text: str) -> str:

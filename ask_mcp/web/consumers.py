@@ -1,4 +1,4 @@
-"""The live inbox socket: pushes htmx fragments as asks appear and end, to the inbox and to ask pages.
+"""The live inbox socket: htmx fragments pushed as asks appear and end; it decides nothing about them.
 
 Every socket joins one channel-layer group; each event names an ask, and the socket renders
 what its signed-in person may see of it. On connect the inbox gets its whole list again, so

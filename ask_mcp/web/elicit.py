@@ -1,4 +1,4 @@
-"""The browser inbox's side of asking: the web `on_elicit` and the answer URL it reports.
+"""The web `on_elicit`: a question waits for a browser answer at the URL it reports; answering is the views'.
 
 A question for a client that cannot show forms becomes a pending ask (recorded by the
 recorder before this runs), is announced to every open inbox over the channel layer, and the

@@ -1,4 +1,4 @@
-"""A form schema as an HTML form: the widgets its fields become, and a submitted form read back as an answer.
+"""A form schema as HTML form fields, and a submitted form read back as a reply; pure: no Django, no rows.
 
 Rendering follows the 2026-07-28 field kinds (text, formats, numbers, booleans, single and
 multi-select enums, titled options, legacy enumNames). Reading turns the browser's strings
@@ -25,14 +25,18 @@ RADIO_LIMIT: Final = 5
 LONG_PROMPT: Final = 80
 """A prompt at least this long (or a maxLength of LONG_TEXT or more) gets a textarea."""
 LONG_TEXT: Final = 200
+"""A maxLength at least this long gets a textarea (see LONG_PROMPT)."""
 INPUT_TYPES: Final[Mapping[str, str]] = {
     "email": "email",
     "uri": "url",
     "date": "date",
     "date-time": "datetime-local",
 }
-_INTEGER = re.compile(r"[+-]?\d+")
-_LOCAL_DATE_TIME = re.compile(r"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2})(:\d{2}(\.\d+)?)?")
+"""The HTML input type of each string format a browser has a widget for (others are text)."""
+_INTEGER: Final = re.compile(r"[+-]?\d+")
+"""A whole number as typed: read exactly, never through a float."""
+_LOCAL_DATE_TIME: Final = re.compile(r"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2})(:\d{2}(\.\d+)?)?")
+"""A datetime-local input's value: the date to the minute, then optional seconds (and a fraction)."""
 
 
 class Submitted(Protocol):

@@ -1,4 +1,4 @@
-"""What the inbox shows of an ask: the template context for one ask, and the HTML fragments pushed live.
+"""What the inbox shows of an ask (its template context, the fragments pushed live); it reads and decides nothing.
 
 Pages (views) and the live socket (consumers) render the same partials from
 ``ask_mcp/asks.html``, so an ask looks the same however it reached the screen.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
@@ -25,7 +25,8 @@ if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
 
-ASKS: str = "ask_mcp/asks.html"
+ASKS: Final = "ask_mcp/asks.html"
+"""The template holding every partial an ask is drawn with, on pages and pushed live."""
 
 
 @dataclass(slots=True)

@@ -1,4 +1,4 @@
-"""Middleware for the inbox's pages: a database that is down or locked answers 503 in words a person can act on."""
+"""Middleware for the inbox's pages: a database that is down or locked answers 503 in words; knows no ask."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ UNAVAILABLE: Final = (
     "whether your answer counted, and takes it again if the question still waits.</p>"
     "</body></html>"
 )
+"""The 503 page: what happened, and how to tell whether an answer being sent counted."""
 
 
 class DatabaseUnavailableMiddleware(MiddlewareMixin):

@@ -1,4 +1,9 @@
-"""The inbox pages: the list of pending asks, each ask's page, and answering it (inline via htmx or plain POST)."""
+"""The inbox pages: the list, each ask's page, answering it (htmx or plain POST); deciding is records'.
+
+A submitted answer runs down the layers once: the form is read here (formfields), the ask is
+decided and its call woken by :func:`ask_mcp.records.decisions.ask_answer` through the process's
+relay, and the page is drawn from the decision it returns.
+"""
 
 from __future__ import annotations
 

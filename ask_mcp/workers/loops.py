@@ -1,4 +1,4 @@
-"""One background task per event loop: the small helper the relay, the sweeper, the recorder and the sessions share.
+"""One background task per event loop, the helper every long-lived part shares; pure asyncio, no Django.
 
 A process serves one event loop in production, but tests (and `ask-mcp --inbox`) start
 several in turn; each long-lived helper keeps one task per loop and starts a new one when the

@@ -1,4 +1,4 @@
-"""Each worker process's mailbox on the Channels layer: how a retry or an answer reaches the call's worker.
+"""Each worker's mailbox on the Channels layer: how a retry or an answer reaches the call's worker; no database.
 
 A parked MRTR call lives in one process; its requestState names that process's channel. A retry
 that lands elsewhere is forwarded here and the owner runs the round, streaming notifications
@@ -51,6 +51,7 @@ LAYER_DOWN_TEXT: Final = (
     "Could not reach the server process holding this call: its channel layer (Redis) is "
     "unavailable. The question is still waiting; retry the same request shortly."
 )
+"""The -32603 message of a retry that could not be forwarded (the same retry may be sent again)."""
 
 
 class RelayedStream:
@@ -68,7 +69,9 @@ class RelayedStream:
 class ChannelRelay:
     """A worker's channel on the layer, its listener, and the calls waiting on it."""
 
-    def __init__(self, alias: str = "default", *, layer: Any = None, ack_timeout: float = 5.0):
+    def __init__(
+        self, alias: str = "default", *, layer: Any = None, ack_timeout: float = 5.0
+    ) -> None:
         self.alias = alias
         self.worker = f"askmcp.worker.{uuid.uuid4().hex}"
         self.ack_timeout = ack_timeout

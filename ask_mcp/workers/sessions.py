@@ -1,6 +1,8 @@
-"""Initialize-era sessions for the HTTP endpoint: kept in the database so any worker can serve them,
-cached per process, with their in-flight calls, idle expiry, and the routing of a client's
-responses and cancellations (which may land on another worker) through the channel layer.
+"""Initialize-era sessions any worker can serve, their calls, streams and subscriptions; knows no HTTP.
+
+Kept in the database so any worker can serve them, cached per process, with their in-flight
+calls, idle expiry, and the routing of a client's responses and cancellations (which may land on
+another worker) through the channel layer.
 
 Resource subscriptions are announced to every worker, so whichever one holds a session's
 standalone GET stream delivers its notifications/resources/updated; they live in worker
