@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ask_mcp.server.app import Server
+from ask_mcp.server.core import Server
 
 
 class MCPServer(Server):

@@ -1,35 +1,86 @@
 """The Context a handler receives: who is calling, and how to ask them, sample, list roots, report progress or log.
 
 A Context lives as long as the call, across every round of a multi round-trip request; the
-stream it reports on is the current round's. Asking goes through the elicitation table.
-Pure: no Django.
+stream it reports on is the current round's. It is built from a :class:`Caller` (what one
+request's envelope or one session says about who calls) in its constructor, the one place
+every era and the LLM bridge build it. Asking goes through an :class:`Asker` (the elicitation
+table); this module does not know how a question travels, nor anything of the eras. The hooks
+handed a Context (``OnElicit``, ``AnswerUrl``) are declared here. Pure: no Django.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from ask_mcp.protocol import mcp
+from ask_mcp.protocol.era import era_of_version
 from ask_mcp.protocol.forms import ElicitResult
 from ask_mcp.protocol.jsonrpc import notification_message
 from ask_mcp.server.errors import ToolError
-
-if TYPE_CHECKING:
-    from ask_mcp.server.elicitation import ElicitationTable, InputChannel
-
-
-class Stream(Protocol):
-    """Where the current request's notifications go (an SSE response, stdio, a relay)."""
-
-    async def notify(self, message: dict[str, Any]) -> None: ...
+from ask_mcp.server.ports import NULL_STREAM, InputChannel, Notifier, NullStream, Relay, Stream
+from ask_mcp.server.question import Question
 
 
-class NullStream:
-    """A stream for callers that want no notifications."""
+class Asker(Protocol):
+    """What a Context asks through: the elicitation table of the server handling the call."""
 
-    async def notify(self, message: dict[str, Any]) -> None:
-        return None
+    @property
+    def relay(self) -> Relay | None:
+        """The relay to the other worker processes, when the server has one."""
+
+    @property
+    def waiting(self) -> int:
+        """Questions currently occupying a place in the table."""
+
+    async def elicit(
+        self,
+        ctx: Context,
+        message: str,
+        schema: Mapping[str, Any],
+        *,
+        timeout: float | None,
+        key: str,
+    ) -> ElicitResult: ...
+
+    async def request_inputs(
+        self, ctx: Context, requests: Mapping[str, Mapping[str, Any]]
+    ) -> dict[str, Any]: ...
+
+
+OnElicit = Callable[[Question, "Context"], Awaitable[ElicitResult | Mapping[str, Any]]]
+"""A server-side way to ask: given the question, wait for the person's reply."""
+
+AnswerUrl = Callable[[Question, "Context"], str]
+"""Where a person answers a question that `on_elicit` is waiting on (its page in the inbox).
+
+With one, a 2026-07-28 client that declared URL-mode elicitation but not forms is sent the
+question as an `elicitation/create` in URL mode pointing there, instead of being held open.
+"""
+
+
+def client_name(info: Mapping[str, Any] | None) -> str | None:
+    """The client's name from its clientInfo (an envelope's or an initialize request's), if it gave one."""
+    name = (info or {}).get("name")
+    return name if isinstance(name, str) else None
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who is calling and how they are reached, as one request's envelope or one session states it."""
+
+    protocol_version: str
+    capabilities: Mapping[str, Any]
+    principal: str | None = None
+    stream: Notifier = NULL_STREAM
+    progress_token: str | int | None = None
+    log_level: str | None = None
+    client_name: str | None = None
+    base_url: str | None = None
+    """Where the server is reached over HTTP (scheme://host), for links shown to people."""
+    team: str | None = None
+    """The team (group) the caller's credentials route questions to, if any."""
 
 
 class Context:
@@ -52,45 +103,39 @@ class Context:
         "table",
         "team",
         "tool_title",
+        "toolkit",
     )
 
     def __init__(
         self,
+        table: Asker,
+        caller: Caller,
         *,
-        table: ElicitationTable,
         method: str,
         name: str,
         arguments: Mapping[str, Any],
-        protocol_version: str,
-        capabilities: Mapping[str, Any],
-        principal: str | None,
-        stream: Stream,
-        progress_token: str | int | None = None,
-        log_level: str | None = None,
+        title: str | None = None,
+        toolkit: str | None = None,
         input_channel: InputChannel | None = None,
-        tool_title: str | None = None,
-        client_name: str | None = None,
-        base_url: str | None = None,
-        team: str | None = None,
     ) -> None:
         self.table = table
         self.method = method
         self.name = name
         self.arguments = arguments
-        self.protocol_version = protocol_version
-        self.era = "modern" if protocol_version == mcp.MODERN_VERSION else "legacy"
-        self.capabilities = capabilities
-        self.principal = principal
-        self.stream = stream
-        self.progress_token = progress_token
-        self.log_level = log_level
+        self.tool_title = title
+        self.toolkit = toolkit
+        """The name of the toolkit whose tool, prompt or resource this call runs."""
         self.input_channel = input_channel
-        self.tool_title = tool_title
-        self.client_name = client_name
-        self.base_url = base_url
-        self.team = team
-        """The team (group) the caller's credentials route questions to, if any."""
-        """Where the server is reached over HTTP (scheme://host), for links shown to people."""
+        self.protocol_version = caller.protocol_version
+        self.era = era_of_version(caller.protocol_version)
+        self.capabilities = caller.capabilities
+        self.principal = caller.principal
+        self.stream = caller.stream
+        self.progress_token = caller.progress_token
+        self.log_level = caller.log_level
+        self.client_name = caller.client_name
+        self.base_url = caller.base_url
+        self.team = caller.team
 
     @property
     def client_shows_forms(self) -> bool:
@@ -193,3 +238,15 @@ class Context:
         if logger is not None:
             params["logger"] = logger
         await self.stream.notify(notification_message("notifications/message", params))
+
+
+__all__ = [
+    "AnswerUrl",
+    "Asker",
+    "Caller",
+    "Context",
+    "NullStream",
+    "OnElicit",
+    "Stream",
+    "client_name",
+]

@@ -5,9 +5,33 @@ multi round-trip request: the handler is *parked* here (its task stays suspended
 ``ctx.elicit``), the tools/call is answered ``input_required`` with a sealed requestState, and
 the retry carrying ``inputResponses`` wakes the same task where it stopped; nothing is re-run.
 To a legacy client it goes as a server-initiated request on the call's stream (an
-:class:`InputChannel` supplied by the transport). Otherwise it goes to the server's
-``on_elicit`` hook (the browser inbox). All three share the capacity, the deadlines, the schema
-checks and the re-ask rule. Pure asyncio: no Django.
+:class:`~ask_mcp.server.ports.InputChannel` supplied by the era). Otherwise it goes to the
+server's ``on_elicit`` hook (the browser inbox). All three share the capacity, the deadlines,
+the schema checks and the re-ask rule. It does not know the wire's envelope, the eras'
+methods or any transport. Pure asyncio: no Django.
+
+A question (:meth:`ElicitationTable.elicit`) is *asked* (the observer hears of it and it takes a
+place in the table), then re-asked while an accepted answer does not fit its form (at most
+``MAX_REASKS`` times), and *ends* exactly once, as ``accepted``, ``declined``, ``cancelled``,
+``expired`` or ``withdrawn`` (the observer hears of that too, and its place is given back).
+
+A multi round-trip call (:class:`~ask_mcp.server.parked.ParkedCall`) moves between these states::
+
+    run() ──▶ RUNNING ──_drive: the task finished──▶ _collect ──▶ DONE (finish's wire result)
+                │  ▲
+    cut(): every│  │ resume_local(): the retry answers every pending request
+    request of  │  │ (one that answers none of them is _park-ed again, same requests)
+    the round is▼  │
+    queued:    PARKED (in the table, awaiting round N+1's requestState)
+    _park          │
+                   └──the deadline passes (_expire), expire_parked(), cancel_all(),
+                      or the client leaves while RUNNING──▶ _drop ──▶ DROPPED
+                      (the task is cancelled; its question ends "expired"/"withdrawn")
+
+RUNNING means a request is waiting in :meth:`ElicitationTable._drive` (``call.wake`` is set);
+PARKED means no request is (``call.wake`` is None) and the call sits in ``_calls`` under a
+timer. A requestState names one round of one call: once that round resumes, the same state is
+refused as ``used``.
 """
 
 from __future__ import annotations
@@ -17,14 +41,13 @@ import itertools
 import logging
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Coroutine, Mapping
 from functools import partial
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
 from ask_mcp.protocol import mcp
 from ask_mcp.protocol.forms import ElicitResult, check_form_schema, form_errors, read_elicit_result
-from ask_mcp.server.context import Context, NullStream, Stream
+from ask_mcp.server.context import AnswerUrl, Context, OnElicit
 from ask_mcp.server.errors import (
     ElicitationCapacityExceeded,
     ElicitationEnded,
@@ -35,11 +58,19 @@ from ask_mcp.server.errors import (
     QuestionNoLongerWaiting,
 )
 from ask_mcp.server.ids import new_ask_id
+from ask_mcp.server.parked import Finish, ParkedCall
+from ask_mcp.server.ports import (
+    NULL_STREAM,
+    InputChannel,
+    Notifier,
+    QuestionObserver,
+    Relay,
+    Stream,
+)
+from ask_mcp.server.question import Question
 from ask_mcp.server.state import InvalidState, StateClaims, StateSealer
 
 logger = logging.getLogger("ask_mcp.elicitation")
-_DETACHED: Final = NullStream()
-"""The stream of a parked call between rounds: nobody is listening."""
 
 MAX_REASKS: Final = 2
 """How many times an answer that does not fit its form is asked again before giving up."""
@@ -51,125 +82,7 @@ STATUS_FOR_ACTION: Final[Mapping[str, str]] = {
     "decline": "declined",
     "cancel": "cancelled",
 }
-
-
-@dataclass(slots=True)
-class Question:
-    """One question put to a person, as observers (the recorder, the inbox) see it."""
-
-    id: str
-    message: str
-    schema: Mapping[str, Any]
-    tool: str
-    principal: str | None
-    route: str
-    created_at: float
-    expires_at: float
-    client_name: str | None = None
-    attempt: int = 1
-    call_id: str | None = None
-    """The parked call holding the question, when it travels to the client as MRTR."""
-    worker: str | None = None
-    """The table (worker process) that holds the question."""
-    team: str | None = None
-    """The team the caller's credentials route questions to, besides the caller."""
-
-
-class QuestionObserver(Protocol):
-    """Told when a question is put and when it ends; the Django recorder implements it."""
-
-    async def asked(self, question: Question) -> None: ...
-
-    def ended(self, question: Question, status: str, answer: Mapping[str, Any] | None) -> None: ...
-
-
-OnElicit = Callable[[Question, Context], Awaitable[ElicitResult | Mapping[str, Any]]]
-"""A server-side way to ask: given the question, wait for the person's reply."""
-
-AnswerUrl = Callable[[Question, Context], str]
-"""Where a person answers a question that `on_elicit` is waiting on (its page in the inbox).
-
-With one, a 2026-07-28 client that declared URL-mode elicitation but not forms is sent the
-question as an `elicitation/create` in URL mode pointing there, instead of being held open.
-"""
-
-
-class InputChannel(Protocol):
-    """How a running call sends the client an input request and receives its response."""
-
-    async def request(self, key: str, request: dict[str, Any], deadline: float) -> Any: ...
-
-
-Finish = Callable[[Any, BaseException | None], dict[str, Any]]
-"""Turns a finished handler's value (or exception) into the method's wire result.
-
-It runs in the worker that holds the call, so a round forwarded from another worker comes back
-already on the wire. It may raise the protocol errors the dispatch boundary maps.
-"""
-
-
-class Relay(Protocol):
-    """Forwards a retry to the worker process holding its parked call."""
-
-    worker: str
-
-    def attach(self, table: ElicitationTable) -> None: ...
-
-    def ensure_listening(self) -> None:
-        """Make sure retries sent to `worker` are received (called before a state is issued)."""
-
-    async def resume_remote(
-        self,
-        claims: StateClaims,
-        responses: Mapping[str, Any],
-        stream: Stream,
-        progress_token: str | int | None,
-        log_level: str | None,
-    ) -> dict[str, Any]: ...
-
-
-@dataclass(slots=True)
-class _Pending:
-    request: dict[str, Any]
-    future: asyncio.Future[Any]
-    deadline: float
-
-
-@dataclass(slots=True, eq=False)
-class ParkedCall:
-    """A call whose handler task may be suspended waiting for the client's input."""
-
-    table: ElicitationTable
-    id: str
-    ctx: Context
-    binding: str
-    principal: str
-    preset: dict[str, Any] | None
-    finish: Finish
-    task: asyncio.Task[Any] | None = None
-    round: int = 1
-    pending: dict[str, _Pending] = field(default_factory=dict)
-    overrides: dict[str, Any] = field(default_factory=dict)
-    wake: asyncio.Future[None] | None = None
-    cut_handle: asyncio.Handle | None = None
-    timer: asyncio.TimerHandle | None = None
-    holds_slot: bool = False
-    deadline: float = 0.0
-    end_reason: str = "withdrawn"
-
-    async def request(self, key: str, request: dict[str, Any], deadline: float) -> Any:
-        """InputChannel for MRTR: queue the request for this round and wait for the retry."""
-        if self.preset is not None and key in self.preset:
-            return self.preset.pop(key)  # answered up front by the first request
-        if key in self.pending:
-            raise ValueError(f"two input requests in one round share the key {key!r}")
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[Any] = loop.create_future()
-        self.pending[key] = _Pending(request, future, deadline)
-        if self.cut_handle is None:
-            # call_soon runs after sibling tasks started by the same gather() have queued theirs
-            self.cut_handle = loop.call_soon(self.table._cut, self)
-        return await future
+"""The status a question ends with for each action of the person's reply."""
 
 
 class ElicitationTable:
@@ -226,31 +139,9 @@ class ElicitationTable:
     ) -> ElicitResult:
         """Ask one form question by whichever route reaches a person; see Context.elicit."""
         check_form_schema(schema)
-        if ctx.client_shows_forms:
-            route = "client"
-        elif self.on_elicit is not None and self._client_opens_urls(ctx):
-            route = "url"
-        elif self.on_elicit is not None:
-            route = "browser"
-        else:
-            raise ElicitationUnavailable
-        now = self.clock()
-        limit = self.ttl if timeout is None else max(0.0, min(timeout, self.ttl))
-        question = Question(
-            id=new_ask_id().hex,
-            message=message,
-            schema=schema,
-            tool=ctx.name,
-            principal=ctx.principal,
-            route=route,
-            created_at=now,
-            expires_at=now + limit,
-            client_name=ctx.client_name,
-            worker=self.worker,
-            team=ctx.team,
-        )
+        question = self._question(ctx, message, schema, self._route(ctx), timeout)
         parked = ctx.input_channel if isinstance(ctx.input_channel, ParkedCall) else None
-        travels = parked is not None and route in ("client", "url")
+        travels = parked is not None and question.route in ("client", "url")
         if travels:
             assert parked is not None
             question.call_id = parked.id
@@ -279,6 +170,46 @@ class ElicitationTable:
                 self._in_use -= 1
             if self.observer is not None:
                 self.observer.ended(question, status, answer)
+
+    def _route(self, ctx: Context) -> str:
+        """How a question from `ctx` reaches a person: the client's form, a URL it opens, the inbox.
+
+        Raises:
+            ElicitationUnavailable: nobody can be asked.
+        """
+        if ctx.client_shows_forms:
+            return "client"
+        if self.on_elicit is not None and self._client_opens_urls(ctx):
+            return "url"
+        if self.on_elicit is not None:
+            return "browser"
+        raise ElicitationUnavailable
+
+    def _question(
+        self,
+        ctx: Context,
+        message: str,
+        schema: Mapping[str, Any],
+        route: str,
+        timeout: float | None,
+    ) -> Question:
+        """The question as observers see it, its deadline the sooner of `timeout` and the TTL."""
+        now = self.clock()
+        limit = self.ttl if timeout is None else max(0.0, min(timeout, self.ttl))
+        return Question(
+            id=new_ask_id().hex,
+            message=message,
+            schema=schema,
+            tool=ctx.name,
+            principal=ctx.principal,
+            route=route,
+            created_at=now,
+            expires_at=now + limit,
+            client_name=ctx.client_name,
+            worker=self.worker,
+            team=ctx.team,
+            toolkit=ctx.toolkit,
+        )
 
     async def _ask_until_valid(self, ctx: Context, question: Question, key: str) -> ElicitResult:
         text = question.message
@@ -318,7 +249,7 @@ class ElicitationTable:
             # A reply that is not an ElicitResult is a refusal, not a fault.
             return read_elicit_result(raw) or ElicitResult("decline")
         assert self.on_elicit is not None
-        shown = Question(**{**_fields(question), "message": text})
+        shown = question.shown_as(text)
         try:
             async with asyncio.timeout(max(0.0, question.expires_at - self.clock())):
                 reply = await self.on_elicit(shown, ctx)
@@ -340,7 +271,7 @@ class ElicitationTable:
         """
         assert self.on_elicit is not None and self.answer_url is not None
         assert ctx.input_channel is not None
-        shown = Question(**{**_fields(question), "message": text})
+        shown = question.shown_as(text)
         # Started before the input request is queued: the inbox registers the question in its
         # first step, so the page exists by the time the client can open it.
         waiting = asyncio.ensure_future(self.on_elicit(shown, ctx))
@@ -444,21 +375,6 @@ class ElicitationTable:
         call.task.add_done_callback(partial(self._task_done, call))
         return await self._drive(call)
 
-    def open_state(self, token: Any, *, binding: str, principal: str | None) -> StateClaims:
-        """Verify a retry's requestState against the retry itself.
-
-        Raises:
-            InvalidState: tampered, malformed, or issued for another principal or request.
-        """
-        if not isinstance(token, str):
-            raise InvalidState("malformed")
-        claims = self.sealer.open(token)
-        if not self.sealer.principal_matches(claims.principal, principal):
-            raise InvalidState("principal")
-        if claims.binding != binding:
-            raise InvalidState("request")
-        return claims
-
     async def resume(
         self,
         claims: StateClaims,
@@ -492,7 +408,7 @@ class ElicitationTable:
         claims: StateClaims,
         responses: Mapping[str, Any],
         *,
-        stream: Stream,
+        stream: Notifier,
         progress_token: str | int | None = None,
         log_level: str | None = None,
     ) -> dict[str, Any]:
@@ -543,6 +459,9 @@ class ElicitationTable:
         return True
 
     async def _drive(self, call: ParkedCall) -> dict[str, Any]:
+        """RUNNING: wait until the handler finishes (then :meth:`_collect`) or its round is
+        :meth:`cut` (then :meth:`_park`). A request cancelled meanwhile (the client left)
+        drops the call as withdrawn."""
         assert call.task is not None
         wake = call.wake = asyncio.get_running_loop().create_future()
         if call.task.done():
@@ -559,6 +478,8 @@ class ElicitationTable:
         return self._park(call)
 
     def _collect(self, call: ParkedCall) -> dict[str, Any]:
+        """RUNNING or PARKED -> DONE: the handler finished; the call leaves the table and its
+        outcome becomes the wire result through the call's `finish`."""
         self._drop(call, "withdrawn")
         task = call.task
         assert task is not None
@@ -568,10 +489,12 @@ class ElicitationTable:
         return call.finish(None if error is not None else task.result(), error)
 
     def _park(self, call: ParkedCall) -> dict[str, Any]:
+        """RUNNING -> PARKED (or PARKED again): keep the call under a timer and answer this
+        round `input_required`, with its requests and a requestState sealed for the next."""
         call.preset = None  # answers sent up front apply to the first request only
         # This round's response is about to end: let go of it (the transport's request objects
         # and the body sent) while the call waits; the retry brings the next round's stream.
-        call.ctx.stream = _DETACHED
+        call.ctx.stream = NULL_STREAM
         call.deadline = min(pending.deadline for pending in call.pending.values())
         loop = asyncio.get_running_loop()
         if call.timer is not None:
@@ -593,22 +516,28 @@ class ElicitationTable:
             "requestState": token,
         }
 
-    def _cut(self, call: ParkedCall) -> None:
+    def cut(self, call: ParkedCall) -> None:
+        """End the current round: the handler has queued every input request it makes now, so
+        the request waiting in :meth:`_drive` may park the call (called by the ParkedCall)."""
         call.cut_handle = None
         if call.wake is not None and not call.wake.done():
             call.wake.set_result(None)
 
     def _task_done(self, call: ParkedCall, task: asyncio.Task[Any]) -> None:
+        """The handler task ended: wake a waiting :meth:`_drive` and give the call's place back."""
         if call.wake is not None and not call.wake.done():
             call.wake.set_result(None)
         self._release_slot(call)
 
     def _expire(self, call: ParkedCall) -> None:
+        """The timer of a PARKED call fired: drop it as expired (a RUNNING call is left alone)."""
         call.timer = None
         if call.wake is None:
             self._drop(call, "expired")
 
     def _drop(self, call: ParkedCall, reason: str) -> None:
+        """-> DROPPED (or the bookkeeping half of DONE): forget the call, its timer and its
+        place; a task still running is cancelled, its question ending as `reason`."""
         if call.timer is not None:
             call.timer.cancel()
             call.timer = None
@@ -625,10 +554,6 @@ class ElicitationTable:
         """Cancel every parked call (server shutdown)."""
         for call in list(self._calls.values()):
             self._drop(call, "expired")
-
-
-def _fields(question: Question) -> dict[str, Any]:
-    return {name: getattr(question, name) for name in Question.__dataclass_fields__}
 
 
 def _capability_for(request: Mapping[str, Any]) -> dict[str, Any]:
@@ -664,3 +589,4 @@ __all__ = [
     "QuestionObserver",
     "Relay",
 ]
+"""The table, and for one release the ports and data types that lived here (see ports, question)."""

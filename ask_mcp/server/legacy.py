@@ -1,9 +1,11 @@
-"""The initialize-era protocol (2025-06-18, 2025-11-25): version negotiation, sessions as handlers see
-them, and asking the client with a server-initiated request on the call's stream.
+"""The initialize era (2025-06-18, 2025-11-25): version negotiation, sessions as handlers see them, its methods,
+and asking the client with a server-initiated request on the call's stream.
 
+:class:`LegacyEra` answers requests inside a session: results carry no resultType and never
+``input_required``; a question goes out on the call's own stream (:class:`PushChannel`) and
+its response comes back through the transport's :class:`~ask_mcp.server.ports.ResponseRouter`.
 Transports own where sessions are stored and how a client's response finds the waiting call;
-this module only needs a `Stream` to write the request on and an `expect` function returning a
-future for the response. Pure asyncio: no Django.
+this module does not know them, nor the 2026-07-28 envelope. Pure asyncio: no Django.
 """
 
 from __future__ import annotations
@@ -13,12 +15,32 @@ import secrets
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from ask_mcp.protocol import mcp
-from ask_mcp.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError, json_type, request_message
-from ask_mcp.server.context import Stream
-from ask_mcp.server.errors import ElicitationTimedOut, QuestionNoLongerWaiting
+from ask_mcp.protocol.jsonrpc import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    RESOURCE_NOT_FOUND,
+    JsonRpcError,
+    Request,
+    json_type,
+    request_message,
+)
+from ask_mcp.server.catalog import require
+from ask_mcp.server.context import Caller, Context, client_name
+from ask_mcp.server.era import Era, Method
+from ask_mcp.server.errors import (
+    ElicitationTimedOut,
+    MissingClientCapability,
+    QuestionNoLongerWaiting,
+)
+from ask_mcp.server.ports import ResponseRouter, Stream
+from ask_mcp.server.prompts import Prompt, finish_prompt
+from ask_mcp.server.resources import Resource, ResourceTemplate, finish_read
+from ask_mcp.server.results import finish_tool_call, tool_failure
+from ask_mcp.server.toolkit import Tool, ToolResult
 
 
 @dataclass(slots=True)
@@ -38,8 +60,7 @@ class LegacySession:
 
     @property
     def client_name(self) -> str | None:
-        name = (self.client_info or {}).get("name")
-        return name if isinstance(name, str) else None
+        return client_name(self.client_info)
 
 
 class SessionControl(Protocol):
@@ -109,7 +130,7 @@ class PushChannel:
             params.pop("mode", None)  # form is the only mode there, and the field did not exist
         future = self._expect(request_id)
         try:
-            if getattr(self.stream, "closed", False):
+            if self.stream.closed:
                 raise QuestionNoLongerWaiting  # the client's stream is gone: it cannot see this
             await self.stream.notify(request_message(request_id, request["method"], params))
             try:
@@ -133,3 +154,181 @@ def legacy_capabilities(server_capabilities: Mapping[str, Any]) -> dict[str, Any
     if "resources" in capabilities:
         capabilities["resources"] = {**capabilities["resources"], "subscribe": True}
     return capabilities
+
+
+@dataclass(slots=True)
+class LegacyInbound:
+    """A request inside an initialize-era session, with what the transport knows about it."""
+
+    request: Request
+    session: LegacySession
+    stream: Stream
+    control: SessionControl | None
+    responses: ResponseRouter | None
+    base_url: str | None
+
+
+ALREADY_INITIALIZED: Final = (
+    "Invalid request: this session is already initialized; start a new one by sending "
+    "initialize without an Mcp-Session-Id header"
+)
+"""The error for a second initialize inside a session."""
+
+
+class LegacyEra(Era[LegacyInbound]):
+    """The initialize-era methods and wire conventions."""
+
+    def own_methods(self) -> Mapping[str, Method[LegacyInbound]]:
+        return {
+            "ping": self.ping,
+            "tools/call": self.tools_call,
+            "prompts/get": self.prompts_get,
+            "resources/read": self.resources_read,
+            "resources/subscribe": self.subscribe,
+            "resources/unsubscribe": self.unsubscribe,
+            "logging/setLevel": self.set_level,
+        }
+
+    def offers(self) -> Mapping[str, Any]:
+        return legacy_capabilities(self.catalog.offers())
+
+    def unknown_method(self, method: str) -> JsonRpcError:
+        if method == "initialize":
+            return JsonRpcError(INVALID_REQUEST, ALREADY_INITIALIZED)
+        return JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {method!r}")
+
+    def caller(self, inbound: LegacyInbound) -> Caller:
+        session = inbound.session
+        meta = inbound.request.params.get("_meta")
+        token = meta.get(mcp.META_PROGRESS_TOKEN) if isinstance(meta, dict) else None
+        if isinstance(token, bool) or not isinstance(token, str | int):
+            token = None
+        return Caller(
+            protocol_version=session.protocol_version,
+            capabilities=session.capabilities,
+            principal=session.principal,
+            stream=inbound.stream,
+            progress_token=token,
+            log_level=session.log_level,
+            client_name=session.client_name,
+            base_url=inbound.base_url,
+            team=session.team,
+        )
+
+    def list_hints(self, result: dict[str, Any]) -> dict[str, Any]:
+        return result  # this era's lists carry no caching hints
+
+    def finish(self, result: dict[str, Any]) -> dict[str, Any]:
+        return result
+
+    def capability_error(self, exc: MissingClientCapability) -> JsonRpcError:
+        # initialize-era clients have no -32021: the same data on an invalid-request error.
+        return JsonRpcError(INVALID_REQUEST, exc.message, {"requiredCapabilities": exc.required})
+
+    def channel(self, inbound: LegacyInbound) -> PushChannel | None:
+        """How a handler asks the client: a request on the call's stream, when it can carry one."""
+        stream, responses = inbound.stream, inbound.responses
+        if responses is None or not stream.allows_sse:
+            return None
+        return PushChannel(
+            stream, inbound.session.protocol_version, responses.expect, responses.forget
+        )
+
+    # ------------------------------------------------------------------ the methods
+
+    async def ping(self, inbound: LegacyInbound) -> dict[str, Any]:
+        return {}
+
+    async def tools_call(self, inbound: LegacyInbound) -> dict[str, Any]:
+        tool, arguments = self.catalog.tool_named(inbound.request.params)
+        try:
+            if tool.required_capabilities:
+                require(inbound.session.capabilities, tool.required_capabilities, tool.name)
+            ctx = self._context(inbound, tool, tool.name, arguments)
+            value = await tool.handler(ctx, arguments)
+            return finish_tool_call(tool.name, value, None)
+        except MissingClientCapability as exc:
+            # initialize-era clients have no -32021: name what is missing in the result.
+            return ToolResult.text(exc.message, is_error=True).to_dict()
+        except JsonRpcError:
+            raise
+        except Exception as exc:
+            return tool_failure(exc, tool.name)
+
+    async def prompts_get(self, inbound: LegacyInbound) -> dict[str, Any]:
+        prompt, arguments = self.catalog.prompt_named(inbound.request.params)
+        if prompt.required_capabilities:
+            require(inbound.session.capabilities, prompt.required_capabilities, prompt.name)
+        ctx = self._context(inbound, prompt, prompt.name, arguments)
+        try:
+            value = await prompt.handler(ctx, arguments)
+        except Exception as exc:
+            return finish_prompt(prompt.name, None, exc)
+        return finish_prompt(prompt.name, value, None)
+
+    async def resources_read(self, inbound: LegacyInbound) -> dict[str, Any]:
+        uri, found, variables = self._resource_named(inbound.request.params)
+        if found.required_capabilities:
+            require(inbound.session.capabilities, found.required_capabilities, uri)
+        ctx = self._context(inbound, found, uri, variables)
+        try:
+            value = await found.handler(ctx, uri, variables)
+        except Exception as exc:
+            return finish_read(uri, found.mime_type, None, exc)
+        return finish_read(uri, found.mime_type, value, None)
+
+    async def set_level(self, inbound: LegacyInbound) -> dict[str, Any]:
+        level = inbound.request.params.get("level")
+        if level not in mcp.LOG_LEVELS:
+            raise JsonRpcError(
+                INVALID_PARAMS,
+                f"logging/setLevel: level must be one of {', '.join(mcp.LOG_LEVELS)}, got {level!r}",
+            )
+        inbound.session.log_level = level
+        if inbound.control is not None:
+            await inbound.control.set_log_level(inbound.session, level)
+        return {}
+
+    async def subscribe(self, inbound: LegacyInbound) -> dict[str, Any]:
+        uri = self._resource_named(inbound.request.params)[0]
+        inbound.session.subscriptions.add(uri)
+        if inbound.control is not None:
+            await inbound.control.set_subscription(inbound.session, uri, subscribed=True)
+        return {}
+
+    async def unsubscribe(self, inbound: LegacyInbound) -> dict[str, Any]:
+        uri = inbound.request.params.get("uri")
+        if not isinstance(uri, str):
+            raise JsonRpcError(INVALID_PARAMS, f"params.uri must be a string, got {json_type(uri)}")
+        inbound.session.subscriptions.discard(uri)
+        if inbound.control is not None:
+            await inbound.control.set_subscription(inbound.session, uri, subscribed=False)
+        return {}
+
+    def _context(
+        self,
+        inbound: LegacyInbound,
+        entry: Tool | Prompt | Resource | ResourceTemplate,
+        name: str,
+        arguments: Mapping[str, Any],
+    ) -> Context:
+        """A handler's Context in a session: questions go out as requests on the call's stream."""
+        return self.context(
+            inbound,
+            name=name,
+            arguments=arguments,
+            title=entry.title,
+            toolkit=self.catalog.toolkit_of(entry),
+            channel=self.channel(inbound),
+        )
+
+    def _resource_named(
+        self, params: Mapping[str, Any]
+    ) -> tuple[str, Resource | ResourceTemplate, dict[str, str]]:
+        try:
+            return self.catalog.resource_named(params)
+        except JsonRpcError as exc:
+            if isinstance(exc.data, dict) and "uri" in exc.data:
+                # This era's code for an unknown resource (2026-07-28 moved it to -32602).
+                raise JsonRpcError(RESOURCE_NOT_FOUND, exc.message, exc.data) from exc
+            raise

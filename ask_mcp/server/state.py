@@ -126,6 +126,21 @@ class StateSealer:
             raise InvalidState("version")
         return StateClaims(call, round_no, owner, principal, binding, float(expires_at))
 
+    def open_for(self, token: Any, *, binding: str, principal: str | None) -> StateClaims:
+        """Verify a retry's requestState against the retry itself: its request and principal.
+
+        Raises:
+            InvalidState: tampered, malformed, or issued for another principal or request.
+        """
+        if not isinstance(token, str):
+            raise InvalidState("malformed")
+        claims = self.open(token)
+        if not self.principal_matches(claims.principal, principal):
+            raise InvalidState("principal")
+        if claims.binding != binding:
+            raise InvalidState("request")
+        return claims
+
 
 def _principal_digest(key: bytes, principal: str | None) -> str:
     if principal is None:

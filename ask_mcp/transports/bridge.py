@@ -17,22 +17,27 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 from ask_mcp.protocol import mcp
 from ask_mcp.protocol.jsonrpc import JsonRpcError, json_type
-from ask_mcp.server.app import tool_failure
-from ask_mcp.server.context import Context, NullStream
+from ask_mcp.server.context import Caller, Context
 from ask_mcp.server.errors import ElicitationUnavailable, MissingClientCapability
+from ask_mcp.server.results import tool_outcome
 from ask_mcp.server.toolkit import ToolResult
 
 if TYPE_CHECKING:
-    from ask_mcp.server.app import Server
+    from ask_mcp.server.core import Server
 
 Dialect = Literal["openai", "anthropic"]
 DIALECTS: Final = ("openai", "anthropic")
+"""The LLM APIs whose tool declarations and tool calls the bridge speaks."""
+
+BRIDGE_CALLER: Final = Caller(mcp.MODERN_VERSION, {}, client_name="llm-bridge")
+"""Who calls through the bridge: no client, so no capabilities (every question goes to on_elicit)."""
 
 NOBODY_TO_ASK: Final = (
     "This tool needs to ask the user a question, and nobody can be asked: the LLM tool bridge "
     "has no client to show a form, and the server has no on_elicit. Configure on_elicit on "
     "the server (Server(..., on_elicit=...)), or carry on without asking."
 )
+"""The error result of a tool that asks when there is no on_elicit."""
 
 
 def tool_definitions(server: Server, dialect: str = "openai") -> list[dict[str, Any]]:
@@ -106,24 +111,16 @@ async def _run(server: Server, name: str, arguments: dict[str, Any]) -> ToolResu
             f"Unknown tool {name!r}; this server offers {offered}.", is_error=True
         )
     ctx = Context(
-        table=server.table,
+        server.table,
+        BRIDGE_CALLER,
         method="tools/call",
         name=tool.name,
         arguments=arguments,
-        protocol_version=mcp.MODERN_VERSION,
-        capabilities={},  # no client: every question goes to on_elicit
-        principal=None,
-        stream=NullStream(),
-        tool_title=tool.title,
-        client_name="llm-bridge",
+        title=tool.title,
+        toolkit=server.toolkit_of(tool),
     )
     try:
-        value = await tool.handler(ctx, arguments)
-        if isinstance(value, str):
-            return ToolResult.text(value)
-        if isinstance(value, ToolResult):
-            return value
-        raise TypeError(f"a tool returned {type(value).__name__}; return a ToolResult or a str")
+        return tool_outcome(tool.name, await tool.handler(ctx, arguments), None)
     except ElicitationUnavailable:
         return ToolResult.text(NOBODY_TO_ASK, is_error=True)
     except MissingClientCapability as exc:
@@ -131,11 +128,7 @@ async def _run(server: Server, name: str, arguments: dict[str, Any]) -> ToolResu
     except JsonRpcError as exc:
         return ToolResult.text(exc.message, is_error=True)
     except Exception as exc:
-        return _from_wire(tool_failure(exc, tool.name))
-
-
-def _from_wire(result: Mapping[str, Any]) -> ToolResult:
-    return ToolResult(list(result["content"]), is_error=bool(result.get("isError")))
+        return tool_outcome(tool.name, None, exc)
 
 
 def _read_call(

@@ -36,7 +36,7 @@ from ask_mcp.protocol.jsonrpc import (
     parse_message,
     result_message,
 )
-from ask_mcp.server.app import Server
+from ask_mcp.server.core import Server
 from ask_mcp.server.legacy import LegacySession
 from ask_mcp.team.auth import Caller, Unauthorized, authenticate, caller_team
 

@@ -34,7 +34,7 @@ from ask_mcp.protocol.jsonrpc import (
     parse_message,
     result_message,
 )
-from ask_mcp.server.app import Server
+from ask_mcp.server.core import Server
 from ask_mcp.server.legacy import LegacySession
 
 logger = logging.getLogger("ask_mcp.transports.stdio")

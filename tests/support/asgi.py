@@ -12,7 +12,7 @@ from askserver.asgi import application  # first: it sets Django up
 
 # isort: split
 from ask_mcp.protocol.jsonrpc import INTERNAL_ERROR, JsonRpcError, Request, error_message
-from ask_mcp.server.app import Server
+from ask_mcp.server.core import Server
 from ask_mcp.transports.http import HttpStream
 from tests.support.wire import MODERN, reply_problem
 

@@ -1,0 +1,305 @@
+"""The 2026-07-28 era: stateless requests, each carrying its envelope, and multi round-trip requests (MRTR).
+
+:class:`ModernEra` runs the validation ladder (`_meta`, headers, version; then method and
+capability, in the specification's order), answers server/discover, and runs tools/call,
+prompts/get and resources/read through the elicitation table, so a handler that asks parks and
+the request is answered ``input_required``; the retry's requestState is opened and checked
+against the retry, its inputResponses wake the same handler, and it is never re-run. It does
+not know sessions, the initialize era or any transport. Pure asyncio.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine, Iterable, Mapping
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, Final
+
+from ask_mcp.protocol import mcp
+from ask_mcp.protocol.envelope import (
+    Envelope,
+    check_headers,
+    check_param_headers,
+    check_version,
+    read_envelope,
+)
+from ask_mcp.protocol.jsonrpc import (
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    JsonRpcError,
+    Request,
+    json_type,
+)
+from ask_mcp.server.catalog import Catalog, require
+from ask_mcp.server.context import Caller, Context, client_name
+from ask_mcp.server.elicitation import ElicitationTable
+from ask_mcp.server.era import Era, Method
+from ask_mcp.server.errors import ElicitationEnded, MissingClientCapability
+from ask_mcp.server.parked import Finish
+from ask_mcp.server.ports import NULL_STREAM, Stream
+from ask_mcp.server.prompts import finish_prompt
+from ask_mcp.server.resources import finish_read
+from ask_mcp.server.results import finish_tool_call
+from ask_mcp.server.state import InvalidState, request_binding
+
+LIST_TTL_MS: Final = 60_000
+"""How long clients may cache discover and list results; private, since lists may depend on auth."""
+
+STATE_REJECTIONS: Final[Mapping[str, str]] = {
+    "malformed": "requestState is malformed",
+    "signature": "requestState failed its integrity check (altered, or sealed with a key this "
+    "server does not hold)",
+    "version": "requestState has a format version this server does not read",
+    "principal": "requestState was issued to a different principal",
+    "request": "requestState was issued for a different request (method, name or arguments differ)",
+    "used": "requestState was already used: each state answers one round; retry with the newest "
+    "state",
+}
+"""What the -32602 for a refused requestState says, by the check that refused it."""
+
+
+@dataclass(slots=True)
+class Inbound:
+    """A request that passed the envelope rungs, with what the transport knows about it."""
+
+    request: Request
+    envelope: Envelope
+    principal: str | None
+    stream: Stream
+    headers: Mapping[str, str] | None
+    base_url: str | None = None
+    team: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Parkable:
+    """A tools/call, prompts/get or resources/read to run in the table: what it names, how it
+    starts and how its outcome becomes its result."""
+
+    name: str
+    arguments: dict[str, Any]
+    start: Callable[[Context], Coroutine[Any, Any, Any]]
+    finish: Finish
+    required: Mapping[str, Any] | None
+    title: str | None
+    toolkit: str | None
+
+
+class ModernEra(Era[Inbound]):
+    """The 2026-07-28 methods and wire conventions."""
+
+    def __init__(self, catalog: Catalog, table: ElicitationTable) -> None:
+        super().__init__(catalog, table)
+        self.result_meta: Final = {mcp.META_SERVER_INFO: catalog.server_info}
+        """Every result's `_meta`: who answered."""
+
+    def own_methods(self) -> Mapping[str, Method[Inbound]]:
+        return {
+            "server/discover": self.discover,
+            "tools/call": self.tools_call,
+            "prompts/get": self.prompts_get,
+            "resources/read": self.resources_read,
+        }
+
+    def admit(
+        self,
+        request: Request,
+        *,
+        headers: Mapping[str, str] | None,
+        header_names: Iterable[str],
+        principal: str | None,
+        stream: Stream | None,
+        base_url: str | None,
+        team: str | None,
+    ) -> Inbound:
+        """The envelope rungs of the ladder: `_meta`, then the headers (over HTTP), then the version.
+
+        Raises:
+            JsonRpcError: the rung's error.
+        """
+        envelope = read_envelope(request)
+        if headers is not None:
+            check_headers(request, envelope, headers, header_names)
+        check_version(envelope, (mcp.MODERN_VERSION,))
+        return Inbound(request, envelope, principal, stream or NULL_STREAM, headers, base_url, team)
+
+    def offers(self) -> Mapping[str, Any]:
+        return self.catalog.offers()
+
+    def unknown_method(self, method: str) -> JsonRpcError:
+        if method in mcp.REMOVED_IN_MODERN:
+            return JsonRpcError(
+                METHOD_NOT_FOUND,
+                f"Method not found: {method!r} does not exist in protocol version "
+                f"{mcp.MODERN_VERSION}",
+            )
+        capability = mcp.CAPABILITY_OF_METHOD.get(method)
+        if capability is not None:
+            return JsonRpcError(
+                METHOD_NOT_FOUND,
+                f"Method not found: {method!r}; this server does not offer {capability}",
+            )
+        return JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {method!r}")
+
+    def caller(self, inbound: Inbound) -> Caller:
+        envelope = inbound.envelope
+        return Caller(
+            protocol_version=mcp.MODERN_VERSION,
+            capabilities=envelope.client_capabilities,
+            principal=inbound.principal,
+            stream=inbound.stream,
+            progress_token=envelope.progress_token,
+            log_level=envelope.log_level,
+            client_name=client_name(envelope.client_info),
+            base_url=inbound.base_url,
+            team=inbound.team,
+        )
+
+    def list_hints(self, result: dict[str, Any]) -> dict[str, Any]:
+        """Private caching hints: lists may depend on authorization."""
+        result["ttlMs"] = LIST_TTL_MS
+        result["cacheScope"] = "private"
+        return result
+
+    def finish(self, result: dict[str, Any]) -> dict[str, Any]:
+        result.setdefault("resultType", mcp.RESULT_COMPLETE)
+        result["_meta"] = self.result_meta
+        return result
+
+    def capability_error(self, exc: MissingClientCapability) -> JsonRpcError:
+        return JsonRpcError(
+            MISSING_REQUIRED_CLIENT_CAPABILITY, exc.message, {"requiredCapabilities": exc.required}
+        )
+
+    # ------------------------------------------------------------------ the methods
+
+    async def discover(self, inbound: Inbound) -> dict[str, Any]:
+        """server/discover: the versions, the capabilities and the instructions."""
+        catalog = self.catalog
+        result: dict[str, Any] = {
+            "supportedVersions": list(catalog.supported_versions()),
+            "capabilities": catalog.capabilities(),
+        }
+        if catalog.instructions:
+            result["instructions"] = catalog.instructions
+        return self.list_hints(result)
+
+    async def tools_call(self, inbound: Inbound) -> dict[str, Any]:
+        tool, arguments = self.catalog.tool_named(inbound.request.params)
+        if inbound.headers is not None:
+            check_param_headers(tool.input_schema, arguments, inbound.headers)
+        call = Parkable(
+            tool.name,
+            arguments,
+            lambda ctx: tool.handler(ctx, arguments),
+            partial(finish_tool_call, tool.name),
+            tool.required_capabilities,
+            tool.title,
+            self.catalog.toolkit_of(tool),
+        )
+        return await self.run_parkable(inbound, call)
+
+    async def prompts_get(self, inbound: Inbound) -> dict[str, Any]:
+        prompt, arguments = self.catalog.prompt_named(inbound.request.params)
+        call = Parkable(
+            prompt.name,
+            arguments,
+            lambda ctx: prompt.handler(ctx, arguments),
+            partial(finish_prompt, prompt.name),
+            prompt.required_capabilities,
+            prompt.title,
+            self.catalog.toolkit_of(prompt),
+        )
+        return await self.run_parkable(inbound, call)
+
+    async def resources_read(self, inbound: Inbound) -> dict[str, Any]:
+        uri, found, variables = self.catalog.resource_named(inbound.request.params)
+        call = Parkable(
+            uri,
+            variables,
+            lambda ctx: found.handler(ctx, uri, variables),
+            partial(finish_read, uri, found.mime_type),
+            found.required_capabilities,
+            found.title,
+            self.catalog.toolkit_of(found),
+        )
+        result = await self.run_parkable(inbound, call)
+        if result.get("resultType") == mcp.RESULT_INPUT_REQUIRED:
+            return result  # interim results are never cacheable
+        params = inbound.request.params
+        if "inputResponses" in params or "requestState" in params:
+            # A retry's result depends on inputs outside the cache key: immediately stale.
+            return {**result, "ttlMs": 0, "cacheScope": "private"}
+        return {**result, "ttlMs": found.ttl_ms, "cacheScope": found.cache_scope}
+
+    async def run_parkable(self, inbound: Inbound, call: Parkable) -> dict[str, Any]:
+        """Run a tools/call, prompts/get or resources/read whose handler may park for input.
+
+        The first request starts the handler in the elicitation table; a retry carrying
+        requestState resumes the same, still-suspended handler (it is never re-run).
+        """
+        params = inbound.request.params
+        if call.required:
+            require(inbound.envelope.client_capabilities, call.required, call.name)
+        responses = input_responses(params)
+        binding = request_binding(inbound.request.method, call.name, call.arguments)
+        try:
+            if "requestState" in params:
+                return await self._resume(inbound, binding, responses or {})
+            ctx = self.context(
+                inbound,
+                name=call.name,
+                arguments=call.arguments,
+                title=call.title,
+                toolkit=call.toolkit,
+            )
+            return await self.table.run(
+                ctx, partial(call.start, ctx), binding=binding, preset=responses, finish=call.finish
+            )
+        except InvalidState as exc:
+            raise JsonRpcError(
+                INVALID_PARAMS,
+                f"Invalid requestState: {STATE_REJECTIONS[exc.reason]}",
+                {"reason": exc.reason},
+            ) from exc
+        except ElicitationEnded as exc:  # expired or lost before any handler ran
+            return call.finish(None, exc)
+
+    async def _resume(
+        self, inbound: Inbound, binding: str, responses: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """A retry: open its requestState against the retry, and wake the call it names."""
+        table = self.table
+        claims = table.sealer.open_for(
+            inbound.request.params["requestState"], binding=binding, principal=inbound.principal
+        )
+        return await table.resume(
+            claims,
+            responses,
+            stream=inbound.stream,
+            progress_token=inbound.envelope.progress_token,
+            log_level=inbound.envelope.log_level,
+        )
+
+
+def input_responses(params: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The retry's inputResponses; every input response (ElicitResult, CreateMessageResult,
+    ListRootsResult) is an object, so anything else is malformed, whatever its key."""
+    if "inputResponses" not in params:
+        return None
+    responses = params["inputResponses"]
+    if not isinstance(responses, dict):
+        raise JsonRpcError(
+            INVALID_PARAMS,
+            f"params.inputResponses must be an object keyed by the server's inputRequests keys, "
+            f"got {json_type(responses)}",
+        )
+    for key, response in responses.items():
+        if not isinstance(response, dict):
+            raise JsonRpcError(
+                INVALID_PARAMS,
+                f"params.inputResponses[{key!r}] must be an object (an ElicitResult, "
+                f"CreateMessageResult or ListRootsResult), got {json_type(response)}",
+            )
+    return responses
