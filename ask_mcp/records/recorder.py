@@ -26,7 +26,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ask_mcp import runtime
 from ask_mcp.models import Ask, storable
 from ask_mcp.records import sql
 from ask_mcp.records.events import ENDED, announce
@@ -106,7 +105,6 @@ class AskRecorder:
         self._task: asyncio.Task[None] | None = None
         # One thread keeps one connection and serialises the writes.
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ask_mcp-recorder")
-        self._toolkits: dict[str, str] | None = None
 
     async def asked(self, question: Question) -> None:
         self._submit(_Insert(self._row(question)))
@@ -146,7 +144,7 @@ class AskRecorder:
             "message": storable(question.message),
             "schema": storable(dict(question.schema)),
             "tool": question.tool,
-            "toolkit": self._toolkit_of(question.tool),
+            "toolkit": question.toolkit or "",
             "client_name": storable(question.client_name or ""),
             "principal": question.principal or "",
             "asked_by_id": user_id_of(question.principal),
@@ -160,16 +158,6 @@ class AskRecorder:
             "worker": question.worker or "",
             "call_id": question.call_id or "",
         }
-
-    def _toolkit_of(self, tool: str) -> str:
-        if self._toolkits is None:
-            server = runtime.get_server()
-            self._toolkits = {
-                each.name: toolkit.toolkit_name()
-                for toolkit, prefix in server.toolkits
-                for each in toolkit.tools(prefix)
-            }
-        return self._toolkits.get(tool, "")
 
     def _submit(self, op: _Op) -> None:
         if not alive_here(self._task):
