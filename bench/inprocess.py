@@ -152,7 +152,7 @@ async def _run(
         for n in counter:
             await _call(application, token, n)
 
-    from ask_mcp import recorder
+    from ask_mcp.records import sql as recorder
 
     # The writer thread's own CPU time, so the recorder's share is known apart from the loop's.
     writer_cpu = 0.0
