@@ -15,7 +15,7 @@ import pytest
 from django.contrib.auth.models import Group, User
 
 from ask_mcp.models import Webhook, WebhookDelivery
-from ask_mcp.server.elicitation import Question
+from ask_mcp.server import Question
 from ask_mcp.team import notify
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -18,7 +18,7 @@ from ask_mcp.server import (
     resource_template,
     tool,
 )
-from ask_mcp.toolkits.ask import Ask
+from ask_mcp.toolkits.ask import AskToolkit
 
 
 class Notes(Toolkit):
@@ -85,7 +85,7 @@ def test_listings_default_names_and_descriptions_from_the_methods() -> None:
 
 def test_capabilities_name_only_what_is_registered() -> None:
     assert MCPServer("t").capabilities() == {"logging": {}}
-    assert MCPServer("t").plug(Ask()).capabilities() == {"tools": {}, "logging": {}}
+    assert MCPServer("t").plug(AskToolkit()).capabilities() == {"tools": {}, "logging": {}}
     assert MCPServer("t").plug(Notes()).capabilities() == {
         "tools": {},
         "prompts": {},

@@ -12,8 +12,7 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping
 from typing import Any
 
-from ask_mcp.server import Context, Toolkit, ToolResult, tool
-from ask_mcp.server.elicitation import Question, QuestionObserver
+from ask_mcp.server import Context, Question, QuestionObserver, Toolkit, ToolResult, tool
 
 KEY_SCHEMA = {"type": "object", "properties": {"key": {"type": "string"}}, "required": ["key"]}
 ANSWER = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
