@@ -1,4 +1,4 @@
-"""Which protocol era a message belongs to: the 2026-07-28 stateless path or an initialize-era session.
+"""Which era a message belongs to (2026-07-28 stateless, or an initialize-era session); knows no transport.
 
 The one place that reads the signs (a version header, a session id, modern `_meta`); each
 transport asks here and keeps only what it knows of sessions. It does not know what either era

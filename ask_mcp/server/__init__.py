@@ -1,4 +1,4 @@
-"""The MCP engine, free of Django: the server, toolkits (tools, prompts, resources), the Context, the elicitation table and the ports its neighbours implement.
+"""The MCP engine: server, toolkits, Context, elicitation table and the ports its neighbours implement; no Django.
 
 Layered inside, bottom up: errors, ids, state, question, ports, context, parked, elicitation,
 toolkit (tools, prompts, resources), registry, catalog, results, era, modern and legacy, core.

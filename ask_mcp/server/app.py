@@ -1,4 +1,4 @@
-"""The engine's earlier home, kept one release for importers of `ask_mcp.server.app`: it only re-exports.
+"""The engine's earlier home, kept one release for importers of `ask_mcp.server.app`; it only re-exports.
 
 The engine is :mod:`ask_mcp.server.core`; the tool-result boundary is :mod:`ask_mcp.server.results`.
 """

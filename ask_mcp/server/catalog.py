@@ -1,4 +1,4 @@
-"""The catalog: what a server offers (who it is, its tools, prompts, resources, completions) and how a request names one.
+"""The catalog: who the server is, what it offers and how a request names an entry; knows no era or table.
 
 :class:`Catalog` holds the registries :meth:`Catalog.plug` fills, remembers which toolkit
 registered each entry, derives the capabilities, and resolves the name, URI or reference a
@@ -21,6 +21,7 @@ from ask_mcp.server.toolkit import Completion, Tool, Toolkit
 
 _Kind = Literal["tool", "prompt", "resource", "template"]
 _UNSET: Final = object()
+"""plug()'s default prefix: the toolkit's own, told apart from an explicit ""."""
 
 LISTS: Final[Mapping[str, str]] = {
     "tools/list": "tools",

@@ -1,4 +1,4 @@
-"""The Context a handler receives: who is calling, and how to ask them, sample, list roots, report progress or log.
+"""The Context a handler receives: who calls, and how to ask, sample, list roots, report or log; knows no era.
 
 A Context lives as long as the call, across every round of a multi round-trip request; the
 stream it reports on is the current round's. It is built from a :class:`Caller` (what one

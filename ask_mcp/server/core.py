@@ -1,4 +1,4 @@
-"""Server, the engine: the catalog it offers, its elicitation table, the dispatch to either era, and the one boundary where exceptions become wire errors.
+"""Server, the engine: dispatch to either era and the one boundary where exceptions become wire errors; no transport.
 
 Transports hand it parsed requests (:meth:`Server.handle_modern`, :meth:`Server.handle_legacy`)
 and write back what it returns; the eras (:mod:`~ask_mcp.server.modern`,

@@ -1,4 +1,4 @@
-"""The elicitation table: every call waiting for a person, and the only code that knows how answers return.
+"""The elicitation table: every call waiting for a person, and how answers return; knows no envelope or transport.
 
 A question travels one of three ways. To a 2026-07-28 client that shows forms it goes as a
 multi round-trip request: the handler is *parked* here (its task stays suspended inside

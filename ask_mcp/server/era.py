@@ -1,4 +1,4 @@
-"""The interface both protocol eras implement behind the one dispatch boundary, and what they share.
+"""The interface both protocol eras implement, and what they share (lists, completion, the Context); no envelope.
 
 An :class:`Era` owns its method table, says which methods exist (only those whose capability
 the era advertises), how its results are finished for the wire and how a missing client

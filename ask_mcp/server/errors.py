@@ -1,7 +1,8 @@
-"""Exceptions a handler or the elicitation table raises, each with the words its caller will see.
+"""Exceptions a handler or the elicitation table raises, with the words its caller sees; knows no wire codes.
 
-They are translated into results or JSON-RPC errors in exactly one place, the dispatch boundary
-in :mod:`ask_mcp.server.app`. Pure: no Django.
+They are translated into JSON-RPC errors in one place, the dispatch boundary
+(:meth:`ask_mcp.server.core.Server._answer`), and into results by each method's finish
+(:mod:`ask_mcp.server.results` for tools). Pure: no Django.
 """
 
 from __future__ import annotations
@@ -13,10 +14,12 @@ TIMED_OUT_TEXT: Final = (
     "The user did not answer in time. Carry on without the answer, or stop and explain what "
     "you still need."
 )
+"""What a call reads when nobody answered its question in time."""
 NO_LONGER_WAITING_TEXT: Final = (
     "That question is no longer waiting for an answer (the server restarted or the question was "
     "withdrawn). Ask again if you still need it."
 )
+"""What a call reads when the question it waits on is gone."""
 
 
 class ToolError(Exception):

@@ -1,4 +1,4 @@
-"""Ask identifiers: UUID version 7 (RFC 9562), ordered by the time they were made.
+"""Ask identifiers: UUID version 7 (RFC 9562), ordered by the time they were made; knows nothing else.
 
 An ask's id is the primary key of its row and the first column of its events' index. Random
 (version 4) ids put every insert on a random page of both B-trees, so each batch the recorder

@@ -1,5 +1,4 @@
-"""The initialize era (2025-06-18, 2025-11-25): version negotiation, sessions as handlers see them, its methods,
-and asking the client with a server-initiated request on the call's stream.
+"""The initialize era: sessions as handlers see them, their methods, questions pushed on the stream; no envelope.
 
 :class:`LegacyEra` answers requests inside a session: results carry no resultType and never
 ``input_required``; a question goes out on the call's own stream (:class:`PushChannel`) and

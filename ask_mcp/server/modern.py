@@ -1,4 +1,4 @@
-"""The 2026-07-28 era: stateless requests, each carrying its envelope, and multi round-trip requests (MRTR).
+"""The 2026-07-28 era: the envelope ladder, discover and multi round-trip calls (MRTR); knows no sessions.
 
 :class:`ModernEra` runs the validation ladder (`_meta`, headers, version; then method and
 capability, in the specification's order), answers server/discover, and runs tools/call,

@@ -1,4 +1,4 @@
-"""A parked call: one multi round-trip tools/call, prompts/get or resources/read, as the elicitation table holds it.
+"""A parked call: one multi round-trip call's state and its input channel, as the table holds it; knows no wire.
 
 Plain state plus the call's :class:`~ask_mcp.server.ports.InputChannel`: a handler's input request
 is queued here for the current round, and the table is told (:meth:`CallTable.cut`) once the

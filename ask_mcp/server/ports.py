@@ -1,4 +1,4 @@
-"""The ports: the small protocols the engine's neighbours implement (transports, the relay, observers).
+"""The ports: the small protocols transports, the relay and observers implement; knows none of them, nor the engine.
 
 Transports implement :class:`Stream` and :class:`ResponseRouter`; the relay between worker
 processes implements :class:`Relay`; the recorder implements :class:`QuestionObserver`; each way
@@ -45,7 +45,9 @@ class NullStream:
     __slots__ = ()
 
     allows_sse: Final = False
+    """Nothing is read, so nothing is streamed."""
     closed: Final = False
+    """Never closed: writing to it is always harmless."""
 
     async def notify(self, message: dict[str, Any]) -> None:
         return None

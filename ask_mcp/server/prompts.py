@@ -1,4 +1,4 @@
-"""Prompts as data: their arguments, the handler that renders their messages, and prompts/get's result.
+"""Prompts as data: their arguments, their handler and prompts/get's result; knows no era or transport.
 
 A prompt is a name, a description, declared arguments and an async handler taking the call's
 :class:`~ask_mcp.server.context.Context` and the string arguments; like a tool's, the handler may

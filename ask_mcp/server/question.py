@@ -1,4 +1,4 @@
-"""The Question: one question put to a person, as observers (the recorder, the inbox, webhooks) see it.
+"""The Question: one question put to a person, as observers see it; plain data, knows no route or wire.
 
 Plain data: it knows nothing of how the question travels or who answers it. Pure.
 """

@@ -1,5 +1,4 @@
-"""Toolkits by name: the built-ins, third-party ones from the `ask_mcp.toolkits` entry-point group,
-and dotted import paths; plus building them from a `{"Name": {settings}}` configuration.
+"""Toolkits by name (built-ins, entry points, dotted paths) and building them from settings; knows no toolkit.
 
 Loading by name means a server configured from settings or a file never imports a toolkit it
 does not use. The built-ins are named by import path and imported only when asked for, so the

@@ -1,4 +1,4 @@
-"""Resources and resource templates as data: their URIs, how a URI template matches, and resources/read's result.
+"""Resources and resource templates as data: URIs, template matching, resources/read's result; knows no era.
 
 A resource is a fixed URI with a handler that reads it; a template is an RFC 6570 level-1 URI
 template (`test://items/{id}`) whose variables the handler receives. Handlers take the call's
@@ -26,7 +26,9 @@ logger = logging.getLogger("ask_mcp.server")
 
 CacheScope = Literal["public", "private"]
 _VARIABLE: Final = re.compile(r"\{([A-Za-z0-9_]+)\}")
+"""A `{name}` variable of a URI template (RFC 6570 level 1)."""
 _URI: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:\S*")
+"""An absolute URI: a scheme, a colon, and no whitespace."""
 
 
 @dataclass(slots=True)

@@ -1,4 +1,4 @@
-"""The one boundary where a tool's value or exception becomes its result: for both eras and the LLM bridge.
+"""The one boundary where a tool's value or exception becomes its result, for both eras and the bridge; no wire.
 
 A string or :class:`~ask_mcp.server.toolkit.ToolResult` is the result; a question that ended
 unanswered is a plain result saying so; a :class:`~ask_mcp.server.errors.ToolError` is an

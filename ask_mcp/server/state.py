@@ -1,4 +1,4 @@
-"""Sealing and opening `requestState`: the HMAC-protected handle a client echoes to resume a parked call.
+"""Sealing and opening `requestState`, the HMAC-protected handle that resumes a parked call; knows no table.
 
 The token is readable but not forgeable: `base64url(claims) "." base64url(HMAC-SHA256 tag)`.
 Claims bind the parked call, the round, the principal, the request (method, name, arguments
@@ -17,8 +17,11 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 _VERSION: Final = 1
+"""The token format version sealed into every requestState."""
 _TAG_BYTES: Final = 16
+"""How much of the HMAC-SHA256 tag a token carries."""
 _KEY_CONTEXT: Final = b"ask_mcp/request-state/v1"
+"""Mixed into derive_key, so a state key is never the secret itself."""
 _ARGS_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 

@@ -1,4 +1,4 @@
-"""Tools as data, and toolkits that contribute tools, prompts, resources and completions under a prefix.
+"""Tools as data, and toolkits contributing tools, prompts, resources and completions; knows no server.
 
 A tool is a name, a description, an input schema and an async handler taking the call's
 :class:`~ask_mcp.server.context.Context` and its arguments. A :class:`Toolkit` groups tools,
@@ -26,6 +26,7 @@ TOOL_NAME: Final = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
 """Tool names every client accepts: the spec's SHOULD, narrowed to the conformance suite's 64."""
 
 EMPTY_OBJECT_SCHEMA: Final[Mapping[str, Any]] = {"type": "object", "additionalProperties": False}
+"""The input schema of a tool that takes no arguments."""
 
 ToolHandler = Callable[["Context", dict[str, Any]], Coroutine[Any, Any, "ToolOutput"]]
 _F = TypeVar("_F", bound=Callable[..., Any])

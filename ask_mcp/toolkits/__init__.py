@@ -1,4 +1,4 @@
-"""The toolkits that ship with ask_mcp (Ask, FileSystem, Conformance), and loading any toolkit by name.
+"""The toolkits that ship with ask_mcp, and the registry that loads any by name; knows no wire or Django.
 
 The registry itself is the engine's (:mod:`ask_mcp.server.registry`, since `Server(tools=...)`
 loads by name); it is re-exported here, where configuration code looks for it. This package

@@ -1,4 +1,4 @@
-"""The Ask toolkit (:class:`AskToolkit`): `user_ask`, the tool a model calls when only the person can tell it what it needs.
+"""The Ask toolkit (AskToolkit): `user_ask`, a form question for the person; knows no route a question takes.
 
 It turns the model's questions into a form schema, asks through the Context, and hands the
 answers back as compact JSON. Argument mistakes are `isError` results the model can fix; a
@@ -68,6 +68,7 @@ _QUESTION_SCHEMA: Final[dict[str, Any]] = {
     "required": ["name"],
     "additionalProperties": False,
 }
+"""The schema of one question object in `questions`."""
 
 INPUT_SCHEMA: Final[dict[str, Any]] = {
     "type": "object",

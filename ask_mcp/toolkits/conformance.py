@@ -36,6 +36,7 @@ PNG: Final = base64.b64decode(
 )
 """A 1x1 red pixel."""
 PNG_B64: Final = base64.b64encode(PNG).decode("ascii")
+"""The image, base64-encoded as image content carries it."""
 
 
 def _silence() -> bytes:
@@ -50,17 +51,20 @@ def _silence() -> bytes:
 
 
 WAV_B64: Final = base64.b64encode(_silence()).decode("ascii")
+"""A short silent WAV, base64-encoded as audio content carries it."""
 
 NAME_FORM: Final[Mapping[str, Any]] = {
     "type": "object",
     "properties": {"name": {"type": "string"}},
     "required": ["name"],
 }
+"""A one-field form asking for a name."""
 CONFIRM_FORM: Final[Mapping[str, Any]] = {
     "type": "object",
     "properties": {"ok": {"type": "boolean"}},
     "required": ["ok"],
 }
+"""A one-checkbox confirmation form."""
 CONTACT_FORM: Final[Mapping[str, Any]] = {
     "type": "object",
     "properties": {
@@ -69,6 +73,7 @@ CONTACT_FORM: Final[Mapping[str, Any]] = {
     },
     "required": ["username", "email"],
 }
+"""The username-and-email form of the suite's elicitation tool."""
 DEFAULTS_FORM: Final[Mapping[str, Any]] = {
     "type": "object",
     "properties": {
@@ -83,6 +88,7 @@ DEFAULTS_FORM: Final[Mapping[str, Any]] = {
         "verified": {"type": "boolean", "default": True},
     },
 }
+"""A form whose every field has a default (SEP-1034)."""
 ENUMS_FORM: Final[Mapping[str, Any]] = {
     "type": "object",
     "properties": {
@@ -116,6 +122,7 @@ ENUMS_FORM: Final[Mapping[str, Any]] = {
         },
     },
 }
+"""A form with every kind of enum field (SEP-1330)."""
 JSON_SCHEMA_2020_12: Final[Mapping[str, Any]] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "type": "object",
@@ -139,6 +146,7 @@ JSON_SCHEMA_2020_12: Final[Mapping[str, Any]] = {
     "else": {"required": ["email"]},
     "additionalProperties": False,
 }
+"""The input schema of json_schema_2020_12_tool, written in JSON Schema 2020-12."""
 WORDS: Final = ("paris", "park", "party", "test", "testing", "tested", "value")
 """What completion/complete suggests from, by prefix."""
 

@@ -27,12 +27,14 @@ SNIFF_BYTES: Final = 8192
 LINE_PREVIEW: Final = 200
 """Search results show at most this many characters of a matching line."""
 READ_ONLY: Final = {"readOnlyHint": True, "openWorldHint": False}
+"""The annotations of every tool here: they read, and reach nothing outside the root."""
 
 _PATH: Final = {
     "type": "string",
     "description": "A path relative to the root, with / between parts; '.' is the root.",
     "default": ".",
 }
+"""The `path` argument the tools share."""
 LIST_SCHEMA: Final = {
     "type": "object",
     "properties": {
@@ -46,6 +48,7 @@ LIST_SCHEMA: Final = {
     },
     "additionalProperties": False,
 }
+"""The input schema of the list tool."""
 READ_SCHEMA: Final = {
     "type": "object",
     "properties": {
@@ -60,6 +63,7 @@ READ_SCHEMA: Final = {
     "required": ["path"],
     "additionalProperties": False,
 }
+"""The input schema of the read tool."""
 SEARCH_SCHEMA: Final = {
     "type": "object",
     "properties": {
@@ -77,6 +81,7 @@ SEARCH_SCHEMA: Final = {
     "required": ["query"],
     "additionalProperties": False,
 }
+"""The input schema of the search tool."""
 
 
 class FileSystem(Toolkit):
