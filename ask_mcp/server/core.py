@@ -84,10 +84,8 @@ class Server(Catalog):
             relay=relay,
             answer_url=answer_url,
         )
-        self.modern = ModernEra(self, self.table)
-        """The 2026-07-28 methods."""
-        self.legacy = LegacyEra(self, self.table)
-        """The initialize-era methods."""
+        self._modern = ModernEra(self, self.table)
+        self._legacy = LegacyEra(self, self.table)
         self._resource_listeners: list[Callable[[str], Awaitable[None]]] = []
         self.tool_config: dict[str, dict[str, Any]] = {}
         """The `tools` settings this server was built from, by toolkit name, as given."""
@@ -160,7 +158,7 @@ class Server(Catalog):
         method, capability; then the method. Every exception ends as a JSON-RPC error.
         """
         admit = partial(
-            self.modern.admit,
+            self._modern.admit,
             request,
             headers=headers,
             header_names=header_names,
@@ -169,7 +167,7 @@ class Server(Catalog):
             base_url=base_url,
             team=team,
         )
-        return await self._answer(self.modern, request, admit)
+        return await self._answer(self._modern, request, admit)
 
     def initialize(
         self, request: Request
@@ -207,7 +205,7 @@ class Server(Catalog):
         inbound = LegacyInbound(
             request, session, stream or NULL_STREAM, control, responses, base_url
         )
-        return await self._answer(self.legacy, request, lambda: inbound)
+        return await self._answer(self._legacy, request, lambda: inbound)
 
     async def _answer[I: Admitted](
         self, era: Era[I], request: Request, admit: Callable[[], I]
