@@ -1,11 +1,13 @@
-"""The Context a handler receives: who calls, and how to ask, sample, list roots, report or log; knows no era.
+"""The Context a handler receives: who calls, and how to ask, sample, list roots, report or log; knows no wire.
 
 A Context lives as long as the call, across every round of a multi round-trip request; the
-stream it reports on is the current round's. It is built from a :class:`Caller` (what one
-request's envelope or one session says about who calls) in its constructor, the one place
-every era and the LLM bridge build it. Asking goes through an :class:`Asker` (the elicitation
-table); this module does not know how a question travels, nor anything of the eras. The hooks
-handed a Context (``OnElicit``, ``AnswerUrl``) are declared here. Pure: no Django.
+stream it reports on is the current round's. Its constructor is the one factory: it reads a
+:class:`Caller` (what one request's envelope or one session says about who calls), which the
+eras build in :meth:`ask_mcp.server.era.Era.context` and the LLM bridge states once. Asking goes
+through an :class:`Asker` (the elicitation table); this module does not know how a question
+travels, nor the eras' methods. The hooks handed a Context (``OnElicit``, ``AnswerUrl``) are
+declared here; ``Stream`` and ``NullStream`` are re-exported from the ports for one release.
+Pure: no Django.
 """
 
 from __future__ import annotations
