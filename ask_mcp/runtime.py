@@ -19,7 +19,7 @@ from django.utils.module_loading import import_string
 
 from ask_mcp import conf
 from ask_mcp.records.sweeper import SWEEPER
-from ask_mcp.server.app import Server
+from ask_mcp.server.core import Server
 from ask_mcp.server.state import derive_key
 from ask_mcp.workers.relay import ChannelRelay
 from ask_mcp.workers.sessions import LegacySessions

@@ -17,7 +17,7 @@ from typing import IO, Any, Final
 
 from ask_mcp.protocol.forms import ElicitResult, field_errors, option_values
 from ask_mcp.server.context import Context
-from ask_mcp.server.elicitation import Question
+from ask_mcp.server.question import Question
 
 DECLINE: Final = ":decline"
 CANCEL: Final = ":cancel"

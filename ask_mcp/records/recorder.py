@@ -30,8 +30,8 @@ from ask_mcp.models import Ask, storable
 from ask_mcp.records import sql
 from ask_mcp.records.events import ENDED, announce
 from ask_mcp.records.sql import TRANSIENT, Close
-from ask_mcp.server.elicitation import Question
 from ask_mcp.server.errors import ToolError
+from ask_mcp.server.question import Question
 from ask_mcp.team.auth import team_id_of, user_id_of
 from ask_mcp.workers.loops import alive_here, start_in_loop
 

@@ -6,7 +6,7 @@ stream it reports on is the current round's. Its constructor is the one factory:
 eras build in :meth:`ask_mcp.server.era.Era.context` and the LLM bridge states once. Asking goes
 through an :class:`Asker` (the elicitation table); this module does not know how a question
 travels, nor the eras' methods. The hooks handed a Context (``OnElicit``, ``AnswerUrl``) are
-declared here; ``Stream`` and ``NullStream`` are re-exported from the ports for one release.
+declared here.
 Pure: no Django.
 """
 
@@ -21,7 +21,7 @@ from ask_mcp.protocol.era import era_of_version
 from ask_mcp.protocol.forms import ElicitResult
 from ask_mcp.protocol.jsonrpc import notification_message
 from ask_mcp.server.errors import ToolError
-from ask_mcp.server.ports import NULL_STREAM, InputChannel, Notifier, NullStream, Relay, Stream
+from ask_mcp.server.ports import NULL_STREAM, InputChannel, Notifier, Relay
 from ask_mcp.server.question import Question
 
 
@@ -247,8 +247,6 @@ __all__ = [
     "Asker",
     "Caller",
     "Context",
-    "NullStream",
     "OnElicit",
-    "Stream",
     "client_name",
 ]

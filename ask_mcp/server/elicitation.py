@@ -50,7 +50,6 @@ from ask_mcp.protocol.forms import ElicitResult, check_form_schema, form_errors,
 from ask_mcp.server.context import AnswerUrl, Context, OnElicit
 from ask_mcp.server.errors import (
     ElicitationCapacityExceeded,
-    ElicitationEnded,
     ElicitationTimedOut,
     ElicitationUnavailable,
     MissingClientCapability,
@@ -61,7 +60,6 @@ from ask_mcp.server.ids import new_ask_id
 from ask_mcp.server.parked import Finish, ParkedCall
 from ask_mcp.server.ports import (
     NULL_STREAM,
-    InputChannel,
     Notifier,
     QuestionObserver,
     Relay,
@@ -577,16 +575,4 @@ def _declares(capabilities: Mapping[str, Any], needed: Mapping[str, Any]) -> boo
     return mcp.has_capability(capabilities, name)
 
 
-__all__ = [
-    "AnswerUrl",
-    "ElicitationEnded",
-    "ElicitationTable",
-    "Finish",
-    "InputChannel",
-    "OnElicit",
-    "ParkedCall",
-    "Question",
-    "QuestionObserver",
-    "Relay",
-]
-"""The table, and for one release the ports and data types that lived here (see ports, question)."""
+__all__ = ["ElicitationTable"]

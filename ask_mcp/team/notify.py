@@ -18,7 +18,7 @@ from typing import Any, Final
 from django.db.models import Q
 
 from ask_mcp.models import Webhook, WebhookDelivery
-from ask_mcp.server.elicitation import Question
+from ask_mcp.server.question import Question
 from ask_mcp.team.auth import team_id_of, user_id_of
 
 logger = logging.getLogger("ask_mcp.team.notify")

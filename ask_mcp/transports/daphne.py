@@ -34,7 +34,7 @@ import sys
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
-    from ask_mcp.server.app import Server
+    from ask_mcp.server.core import Server
 
 logger = logging.getLogger("ask_mcp.transports.daphne")
 

@@ -410,6 +410,18 @@ class McpEndpoint:
             await send_empty(send, 202)
             return
         stream = HttpStream(send, allows_sse=sse_ok)
+        await self._in_session(message, session, stream, _base_url(scope, headers), receive)
+
+    async def _in_session(
+        self,
+        message: Request,
+        session: LegacySession,
+        stream: HttpStream,
+        base_url: str,
+        receive: Receive,
+    ) -> None:
+        """Answer one request inside its session on `stream`, tracked so the session can cancel it."""
+        sessions = self.sessions
         handling = asyncio.ensure_future(
             self.server.handle_legacy(
                 message,
@@ -417,7 +429,7 @@ class McpEndpoint:
                 stream=stream,
                 control=sessions,
                 responses=sessions.router(session.id),
-                base_url=_base_url(scope, headers),
+                base_url=base_url,
             )
         )
         assert message.id is not None

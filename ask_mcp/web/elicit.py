@@ -19,8 +19,8 @@ from django.urls import reverse
 
 from ask_mcp import conf
 from ask_mcp.records.events import ASKED, announce
-from ask_mcp.server.context import Context
-from ask_mcp.server.elicitation import OnElicit, Question
+from ask_mcp.server.context import Context, OnElicit
+from ask_mcp.server.question import Question
 from ask_mcp.team import notify
 from ask_mcp.workers.relay import ChannelRelay
 

@@ -25,13 +25,13 @@ from ask_mcp.protocol.jsonrpc import (
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     JsonRpcError,
 )
-from ask_mcp.server.context import Stream
 from ask_mcp.server.elicitation import ElicitationTable
 from ask_mcp.server.errors import (
     ElicitationTimedOut,
     MissingClientCapability,
     QuestionNoLongerWaiting,
 )
+from ask_mcp.server.ports import Stream
 from ask_mcp.server.state import InvalidState, StateClaims
 from ask_mcp.workers.loops import alive_here, start_in_loop
 
