@@ -9,6 +9,7 @@ rebuilt when `ASK_MCP`, `SECRET_KEY` or `CHANNEL_LAYERS` change, so tests under
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from typing import Any
 
@@ -104,14 +105,24 @@ def build_server() -> Server:
     )
 
 
+_started_in: asyncio.AbstractEventLoop | None = None
+"""The event loop the background work was last started in."""
+
+
 def start_background() -> None:
     """Start the work that runs beside the server in this event loop (once per loop): the sweeper.
 
     Called from :func:`lifecycle` for every ASGI scope (daphne sends no lifespan events, so
     the first connection starts it; uvicorn's lifespan startup does so before any), and by
-    the stdio side of `ask-mcp --inbox`, which shares daphne's loop.
+    the stdio side of `ask-mcp --inbox`, which shares daphne's loop. After the first call in a
+    loop it costs one comparison: it runs for every request.
     """
-    SWEEPER.ensure_running(relay(), get_server().table.worker)
+    global _started_in
+    loop = asyncio.get_running_loop()
+    if loop is _started_in:
+        return
+    SWEEPER.ensure_running(relay, get_server().table.worker)
+    _started_in = loop
 
 
 def lifecycle(application: Any) -> Any:

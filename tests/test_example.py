@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from tests.test_cli_inbox import free_port
-from tests.test_mrtr import Person, accept, text_of
+from tests.interaction.test_cli_inbox import free_port
+from tests.interaction.test_mrtr import Person, accept, text_of
 
 ROOT = Path(__file__).resolve().parents[1]
 

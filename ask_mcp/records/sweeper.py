@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -156,12 +156,16 @@ class Sweeper:
         self._task: asyncio.Task[None] | None = None
         self._swept: asyncio.Event | None = None
 
-    def ensure_running(self, relay: ChannelRelay, worker: str) -> None:
-        """Sweep in this event loop from now on; `worker` names the asks this process holds."""
+    def ensure_running(self, relay_of: Callable[[], ChannelRelay], worker: str) -> None:
+        """Sweep in this event loop from now on; `worker` names the asks this process holds.
+
+        `relay_of` gives the relay each sweep tells workers through: the process's server (and
+        so its relay) is rebuilt when the settings change.
+        """
         if alive_here(self._task):
             return
         self._swept = asyncio.Event()
-        self._task = start_in_loop(self._run(relay, worker), name="ask_mcp sweeper")
+        self._task = start_in_loop(self._run(relay_of, worker), name="ask_mcp sweeper")
 
     async def wait_swept(self) -> None:
         """Wait until the running sweeper has finished a sweep (its first closes what a crash left).
@@ -173,7 +177,7 @@ class Sweeper:
             raise RuntimeError("the sweeper is not running")
         await self._swept.wait()
 
-    async def _run(self, relay: ChannelRelay, worker: str) -> None:
+    async def _run(self, relay_of: Callable[[], ChannelRelay], worker: str) -> None:
         # With the in-memory layer this process is the only worker: what another worker left
         # pending was left by a process that stopped.
         alone = isinstance(get_channel_layer(), InMemoryChannelLayer)
@@ -181,7 +185,7 @@ class Sweeper:
         while True:
             try:
                 swept = await sweep(
-                    relay, orphans_of_others_than=worker if first and alone else None
+                    relay_of(), orphans_of_others_than=worker if first and alone else None
                 )
             except asyncio.CancelledError:
                 raise

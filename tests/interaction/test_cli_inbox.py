@@ -26,10 +26,10 @@ from mcp.types import (
     UrlElicitationCapability,
 )
 
+from tests.interaction.test_mrtr import CapsClient, text_of
 from tests.support.wire import post, request_body
-from tests.test_mrtr import CapsClient, text_of
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 STUB = {
     "ON_ELICIT": "tests.support.inbox_stub.on_elicit",
     "ANSWER_URL": "tests.support.inbox_stub.answer_url",

@@ -14,10 +14,10 @@ import httpx2
 import pytest
 from mcp import Client
 
-from tests.test_legacy import legacy_call
-from tests.test_mrtr import Person, accept, text_of
+from tests.interaction.test_legacy import legacy_call
+from tests.interaction.test_mrtr import Person, accept, text_of
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def environment(tmp_path: Path, settings: str = "askserver.settings") -> dict[str, str]:

@@ -21,6 +21,8 @@ from mcp import Client
 from mcp.types import CallToolResult, InputRequiredResult
 from playwright.async_api import expect
 
+from tests.interaction.test_legacy import sse
+from tests.interaction.test_mrtr import Person, Rounds, accept, text_of
 from tests.support.browser import (
     WEB_CONFIG,
     add_user,
@@ -36,8 +38,6 @@ from tests.support.wire import (
     legacy_headers,
     post,
 )
-from tests.test_legacy import sse
-from tests.test_mrtr import Person, Rounds, accept, text_of
 
 
 class Pair:

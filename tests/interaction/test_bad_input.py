@@ -37,6 +37,8 @@ from ask_mcp.protocol.jsonrpc import MAX_DEPTH
 from ask_mcp.server.state import StateClaims, StateSealer, derive_key
 from ask_mcp.toolkits.conformance import Conformance
 from ask_mcp.transports.http import McpEndpoint
+from tests.interaction.test_mrtr import Person as ClientPerson
+from tests.interaction.test_mrtr import accept, text_of
 from tests.support import calls
 from tests.support.asgi_client import AsgiRequest
 from tests.support.browser import Person, add_user
@@ -52,9 +54,7 @@ from tests.support.wire import (
     post,
     request_body,
 )
-from tests.test_auth import SECURED, authed
-from tests.test_mrtr import Person as ClientPerson
-from tests.test_mrtr import accept, text_of
+from tests.team.test_auth import SECURED, authed
 
 LIMIT = 1024 * 1024
 """MAX_BODY_BYTES's default, which the live servers keep."""

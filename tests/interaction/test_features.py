@@ -31,10 +31,10 @@ from mcp.types import (
 )
 
 from ask_mcp.toolkits.conformance import PNG
+from tests.interaction.test_mrtr import Person, accept, text_of
 from tests.support.features import FEATURES_CONFIG, STYLES
 from tests.support.live import LiveServers
 from tests.support.wire import FORM_CAPS, assert_valid, post, request_body, sse_messages
-from tests.test_mrtr import Person, accept, text_of
 
 
 @pytest.fixture(scope="module")

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 from mcp import Client, MCPError, StdioServerParameters
 
+from tests.interaction.test_mrtr import QUESTIONS, Person, accept, text_of
 from tests.support.wire import META, assert_valid
-from tests.test_mrtr import QUESTIONS, Person, accept, text_of
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ONE_SHOT = ROOT / "tests" / "support" / "oneshot_server.py"
 
 

@@ -29,9 +29,9 @@ from ask_mcp.team.auth import (
     user_id_of,
 )
 from tests.conftest import PROBE_CONFIG
+from tests.interaction.test_mrtr import Person, accept, text_of
 from tests.support.live import LiveServer, LiveServers
 from tests.support.wire import LEGACY_HEADERS, headers_for, legacy_headers, post, request_body
-from tests.test_mrtr import Person, accept, text_of
 
 SECURED = {**PROBE_CONFIG, "ALLOW_ANONYMOUS_LOOPBACK": False}
 

@@ -18,6 +18,7 @@ from mcp import Client
 from mcp.types import CallToolResult, ElicitResult
 
 from tests.conftest import PROBE_CONFIG
+from tests.interaction.test_mrtr import Person, accept, text_of
 from tests.support.live import LiveServer, LiveServers
 from tests.support.wire import (
     LEGACY_HEADERS,
@@ -27,7 +28,6 @@ from tests.support.wire import (
     legacy_initialize,
     post,
 )
-from tests.test_mrtr import Person, accept, text_of
 
 ELICITING = {"elicitation": {}}
 

@@ -23,11 +23,11 @@ from ask_mcp import runtime
 from ask_mcp.models import Ask, AskEvent
 from ask_mcp.records.decisions import ask_answer
 from ask_mcp.records.sweeper import purge_answers
+from tests.interaction.test_mrtr import Person as ClientPerson
+from tests.interaction.test_mrtr import accept, text_of
 from tests.support.browser import OpenAs, Person, add_user, card, live_inbox
 from tests.support.live import LiveServer
-from tests.test_mrtr import Person as ClientPerson
-from tests.test_mrtr import accept, text_of
-from tests.test_notify import Receiver
+from tests.team.test_notify import Receiver
 
 
 @contextlib.asynccontextmanager

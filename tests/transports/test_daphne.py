@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # A request built the way daphne builds one for each connection, on an in-memory transport.
 DAPHNE_REQUEST = """
