@@ -66,43 +66,50 @@ def relay() -> ChannelRelay:
 
 
 def build_server() -> Server:
-    """A new server from the settings, or from the template :func:`use_template` was given."""
+    """A new server from the settings, or from the template :func:`use_template` was given.
+
+    Either way it gets what only Django provides: requestState keys from SECRET_KEY (and its
+    fallbacks), the channel-layer relay, and the settings' hooks where the template has none.
+    """
     keys = [derive_key(settings.SECRET_KEY)]
     keys += [derive_key(key) for key in getattr(settings, "SECRET_KEY_FALLBACKS", [])]
     relay = ChannelRelay() if "default" in getattr(settings, "CHANNEL_LAYERS", {}) else None
     template = _template
-    if template is not None:
-        table = template.table
-        server = Server(
-            name=template.name,
-            version=template.version,
-            instructions=template.instructions,
-            title=template.title,
-            elicitation_capacity=table.capacity,
-            elicitation_ttl=table.ttl,
-            state_keys=keys,
-            on_elicit=table.on_elicit or _hook("ON_ELICIT"),
-            observer=table.observer or _hook("OBSERVER"),
-            relay=relay,
-            answer_url=table.answer_url or _hook("ANSWER_URL"),
-        )
+    server = Server(**_identity(template), state_keys=keys, relay=relay)
+    if template is None:
+        server.load_tools(conf.get("TOOLKITS"))
+    else:
         for plugged, chosen in template.toolkits:
             server.plug(plugged, prefix=chosen)
-        return server
-    return Server(
-        name=conf.get("NAME"),
-        version=conf.get("VERSION"),
-        instructions=conf.get("INSTRUCTIONS") or None,
-        title=conf.get("TITLE"),
-        elicitation_capacity=conf.values().elicitation_capacity,
-        elicitation_ttl=conf.values().elicitation_ttl,
-        state_keys=keys,
-        on_elicit=_hook("ON_ELICIT"),
-        observer=_hook("OBSERVER"),
-        relay=relay,
-        answer_url=_hook("ANSWER_URL"),
-        tools=conf.get("TOOLKITS"),
-    )
+    return server
+
+
+def _identity(template: Server | None) -> dict[str, Any]:
+    """Name, limits and hooks of the server to build: the template's, else the settings'."""
+    if template is None:
+        return {
+            "name": conf.get("NAME"),
+            "version": conf.get("VERSION"),
+            "instructions": conf.get("INSTRUCTIONS") or None,
+            "title": conf.get("TITLE"),
+            "elicitation_capacity": conf.values().elicitation_capacity,
+            "elicitation_ttl": conf.values().elicitation_ttl,
+            "on_elicit": _hook("ON_ELICIT"),
+            "observer": _hook("OBSERVER"),
+            "answer_url": _hook("ANSWER_URL"),
+        }
+    table = template.table
+    return {
+        "name": template.name,
+        "version": template.version,
+        "instructions": template.instructions,
+        "title": template.title,
+        "elicitation_capacity": table.capacity,
+        "elicitation_ttl": table.ttl,
+        "on_elicit": table.on_elicit or _hook("ON_ELICIT"),
+        "observer": table.observer or _hook("OBSERVER"),
+        "answer_url": table.answer_url or _hook("ANSWER_URL"),
+    }
 
 
 _started_in: asyncio.AbstractEventLoop | None = None

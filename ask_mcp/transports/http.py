@@ -186,7 +186,7 @@ def check_origin(headers: dict[str, str]) -> None:
     origin = headers.get("origin")
     if origin is None:
         return
-    if origin in conf.get("ALLOWED_ORIGINS"):
+    if origin in conf.values().allowed_origins:
         return
     parts = urlsplit(origin)
     if parts.scheme in ("http", "https") and parts.netloc == headers.get("host"):
@@ -275,7 +275,7 @@ class McpEndpoint:
                 caller = await authenticate(
                     headers,
                     scope.get("client"),
-                    anonymous_loopback=conf.get("ALLOW_ANONYMOUS_LOOPBACK"),
+                    anonymous_loopback=conf.values().allow_anonymous_loopback,
                 )
             except Unauthorized as exc:
                 raise HttpProblem(
@@ -301,7 +301,7 @@ class McpEndpoint:
                 raise HttpProblem(
                     406, "Not Acceptable: accept application/json and text/event-stream"
                 )
-            body = await read_body(receive, headers, conf.get("MAX_BODY_BYTES"))
+            body = await read_body(receive, headers, conf.values().max_body_bytes)
         except HttpProblem as problem:
             await send_problem(send, problem)
             return
@@ -555,7 +555,7 @@ async def supervise(
     if handling.done():
         return handling.result()
     left = asyncio.ensure_future(wait_for_disconnect(receive))
-    interval = float(conf.get("KEEPALIVE_SECONDS"))
+    interval = conf.values().keepalive_seconds
     try:
         while True:
             done, _ = await asyncio.wait(

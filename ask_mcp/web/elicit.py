@@ -30,7 +30,7 @@ logger = logging.getLogger("ask_mcp.web.elicit")
 def answer_url(ask_id: str, base_url: str | None) -> str:
     """Where a person answers `ask_id`: PUBLIC_URL (or the request's own origin) plus the ask's page."""
     path = reverse("ask_mcp:ask", args=[uuid.UUID(ask_id)])
-    base = conf.get("PUBLIC_URL") or base_url or ""
+    base = conf.values().public_url or base_url or ""
     return base.rstrip("/") + path
 
 
@@ -59,7 +59,7 @@ async def ask_in_browser(question: Question, ctx: Context) -> Mapping[str, Any]:
 
 async def _report_waiting(ctx: Context, url: str) -> None:
     """Progress now and every KEEPALIVE_SECONDS, so idle timers reset and the person sees the URL."""
-    interval = float(conf.get("KEEPALIVE_SECONDS"))
+    interval = conf.values().keepalive_seconds
     beat = 0
     try:
         while True:
