@@ -32,6 +32,7 @@ POSITIVE_SECONDS: Final = (
     "KEEPALIVE_SECONDS",
     "SESSION_IDLE_SECONDS",
     "SWEEP_SECONDS",
+    "DETACHED_GRACE_SECONDS",
 )
 """Keys whose value is a positive number of seconds."""
 HOOKS: Final = ("ON_ELICIT", "OBSERVER", "ANSWER_URL")

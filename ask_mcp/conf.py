@@ -40,6 +40,7 @@ DEFAULTS: Final[Mapping[str, Any]] = {
     "ALLOW_ANONYMOUS_LOOPBACK": False,
     "PUBLIC_URL": None,
     "SWEEP_SECONDS": 30.0,
+    "DETACHED_GRACE_SECONDS": 600.0,
     "ANSWER_RETENTION_DAYS": None,
 }
 """Every key of `settings.ASK_MCP`, with its default. The README's settings table mirrors this."""
@@ -107,6 +108,7 @@ class AskSettings:
     public_url: str | None
     sweep_seconds: float
     answer_retention_days: float | None
+    detached_grace_seconds: float
 
 
 @functools.cache
@@ -124,6 +126,7 @@ def values() -> AskSettings:
         public_url=get("PUBLIC_URL"),
         sweep_seconds=float(get("SWEEP_SECONDS")),
         answer_retention_days=None if days is None else float(days),
+        detached_grace_seconds=float(get("DETACHED_GRACE_SECONDS")),
     )
 
 

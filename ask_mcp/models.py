@@ -112,6 +112,26 @@ class Ask(models.Model):
     call_id = models.CharField(
         max_length=64, blank=True, help_text="The parked call, for questions sent to the client."
     )
+    detached_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When the last call waiting on it left with its connection: it stays answerable "
+        "for DETACHED_GRACE_SECONDS, so a call asking the same again can attach to it.",
+    )
+    attach_key = models.CharField(
+        max_length=64,
+        blank=True,
+        default="",
+        editable=False,
+        help_text="Principal, tool and arguments (or the call's idempotency key), digested: a "
+        "call asking the same attaches to this ask while it waits or its answer is uncollected.",
+    )
+    collected_at = models.DateTimeField(
+        null=True, blank=True, help_text="When a call took the decision to its agent."
+    )
+    collected_by = models.CharField(
+        max_length=200, blank=True, help_text="The call that took the decision."
+    )
 
     objects = AskQuerySet.as_manager()
 
@@ -119,6 +139,14 @@ class Ask(models.Model):
         ordering = ["-created"]
         # Each index costs every insert; the sparse foreign keys are indexed only where set
         # (what deleting a user or a group looks up), which most rows are not.
+        constraints = [
+            # Two identical calls at once share one ask: the second's insert loses here.
+            models.UniqueConstraint(
+                fields=["attach_key"],
+                name="ask_attach_key",
+                condition=~models.Q(attach_key=""),
+            ),
+        ]
         indexes = [
             models.Index(fields=["status", "created"], name="ask_status_created"),
             models.Index(fields=["team"], name="ask_team", condition=models.Q(team__isnull=False)),
@@ -136,6 +164,22 @@ class Ask(models.Model):
     @property
     def is_pending(self) -> bool:
         return self.status == Ask.Status.PENDING
+
+    @property
+    def is_decided(self) -> bool:
+        """A person (or an admin) decided it: accepted, declined or cancelled."""
+        return self.status in DECIDED
+
+    @property
+    def awaits_collection(self) -> bool:
+        """Decided, and no call has taken the decision to its agent yet."""
+        return self.is_decided and self.collected_at is None
+
+    @property
+    def agent_waiting(self) -> bool:
+        """Pending, and a call is waiting on it (none since its connection dropped or its
+        worker stopped)."""
+        return self.is_pending and bool(self.worker) and self.detached_at is None
 
     @property
     def awaits_browser_answer(self) -> bool:
@@ -166,6 +210,10 @@ class Ask(models.Model):
         return {"action": action}
 
 
+DECIDED: Final = frozenset({Ask.Status.ACCEPTED, Ask.Status.DECLINED, Ask.Status.CANCELLED})
+"""Statuses a person (or an admin) decided; the decision then waits to be collected by a call."""
+
+
 class AskEvent(models.Model):
     """One step in an ask's history: who did what to it, by which route, and when."""
 
@@ -178,6 +226,9 @@ class AskEvent(models.Model):
         EXPIRED = "expired"
         WITHDRAWN = "withdrawn"
         PURGED = "purged", "answer deleted (retention)"
+        DELIVERED = "delivered", "decision delivered to the agent"
+        DETACHED = "detached", "the agent's call left"
+        ATTACHED = "attached", "an agent's call attached"
 
     # Looked up through askevent_ask_at, whose first column it is: no index of its own.
     ask = models.ForeignKey(Ask, on_delete=models.CASCADE, related_name="events", db_index=False)

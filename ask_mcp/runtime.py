@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 from typing import Any
 
+from channels.db import database_sync_to_async
 from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.utils.module_loading import import_string
 
 from ask_mcp import conf
-from ask_mcp.records.sweeper import SWEEPER
+from ask_mcp.records.sweeper import SWEEPER, release_worker
 from ask_mcp.server.core import Server
 from ask_mcp.server.state import derive_key
 from ask_mcp.workers.relay import ChannelRelay
@@ -112,6 +114,8 @@ def _identity(template: Server | None) -> dict[str, Any]:
     }
 
 
+logger = logging.getLogger("ask_mcp.runtime")
+
 _started_in: asyncio.AbstractEventLoop | None = None
 """The event loop the background work was last started in."""
 
@@ -130,6 +134,36 @@ def start_background() -> None:
         return
     SWEEPER.ensure_running(relay, get_server().table.worker)
     _started_in = loop
+
+
+async def stop_gracefully() -> None:
+    """A worker's shutdown (SIGTERM, a deploy) that loses no ask.
+
+    New calls are refused with 503 (clients retry elsewhere or after the restart); parked calls
+    are dropped and held calls' asks are left pending, held by nobody, so a retry or a call
+    asking the same finishes them on any worker; the recorder writes everything it holds.
+    The held streams themselves are ended by the server (daphne cancels its application
+    instances; uvicorn after `--timeout-graceful-shutdown`). Idempotent.
+    """
+    server = get_server()
+    table = server.table
+    table.stopping = True
+    cancelled = table.cancel_all()
+    if cancelled:
+        await asyncio.gather(*cancelled, return_exceptions=True)
+    flush = getattr(table.observer, "flush", None)
+    if flush is not None:
+        try:
+            await flush()
+        except Exception:
+            logger.exception("could not write every ask change before stopping")
+    try:
+        released = await database_sync_to_async(release_worker)(table.worker)
+    except Exception:
+        logger.exception("could not release this worker's asks before stopping")
+    else:
+        if released:
+            logger.info("left %d ask(s) pending for the next worker", released)
 
 
 def lifecycle(application: Any) -> Any:
@@ -156,6 +190,7 @@ async def _lifespan(receive: Any, send: Any) -> None:
             start_background()
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":
+            await stop_gracefully()
             await send({"type": "lifespan.shutdown.complete"})
             return
 

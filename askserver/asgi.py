@@ -10,9 +10,11 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "askserver.settings")
 django_asgi_app = get_asgi_application()
 
 from ask_mcp.routing import build_application  # noqa: E402  (needs the app registry)
+from ask_mcp.transports import shutdown  # noqa: E402
 from ask_mcp.transports.daphne import freeze_startup_objects, tune_daphne  # noqa: E402
 
 tune_daphne()  # under daphne only: skip Twisted's work that daphne never uses
+shutdown.install()  # under daphne only: SIGTERM leaves every ask pending, the recorder written
 
 application = build_application(django_asgi_app)
 

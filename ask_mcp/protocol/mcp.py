@@ -23,6 +23,11 @@ META_CLIENT_INFO: Final = "io.modelcontextprotocol/clientInfo"
 META_LOG_LEVEL: Final = "io.modelcontextprotocol/logLevel"
 META_SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"
 META_PROGRESS_TOKEN: Final = "progressToken"
+META_IDEMPOTENCY_KEY: Final = "askserver/idempotencyKey"
+"""A call's own key for "the same question": a call asking again with it attaches to the ask
+the earlier call left waiting, instead of a digest of its arguments (README, Nothing lost)."""
+IDEMPOTENCY_KEY_MAX: Final = 200
+"""The longest idempotency key taken (characters)."""
 
 HEADER_PROTOCOL_VERSION: Final = "mcp-protocol-version"
 HEADER_METHOD: Final = "mcp-method"
@@ -110,3 +115,30 @@ def supports_url_elicitation(capabilities: Mapping[str, Any]) -> bool:
 
 def has_capability(capabilities: Mapping[str, Any], name: str) -> bool:
     return isinstance(capabilities.get(name), Mapping)
+
+
+def capability_for_request(request: Mapping[str, Any]) -> dict[str, Any]:
+    """The client capability an input request (elicitation, sampling, roots) needs.
+
+    Raises:
+        ValueError: `request` is not an input request.
+    """
+    method = request.get("method")
+    if method == ELICITATION_METHOD:
+        mode = request.get("params", {}).get("mode", "form")
+        return {"elicitation": {mode: {}}}
+    if method == SAMPLING_METHOD:
+        return {"sampling": {}}
+    if method == ROOTS_METHOD:
+        return {"roots": {}}
+    raise ValueError(f"{method!r} is not an input request method")
+
+
+def declares(capabilities: Mapping[str, Any], needed: Mapping[str, Any]) -> bool:
+    """Whether `capabilities` declare what :func:`capability_for_request` says is `needed`."""
+    ((name, detail),) = needed.items()
+    if name == "elicitation":
+        if "form" in detail:
+            return supports_form_elicitation(capabilities)
+        return supports_url_elicitation(capabilities)
+    return has_capability(capabilities, name)

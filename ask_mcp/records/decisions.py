@@ -39,7 +39,7 @@ PENDING_AGAIN: Final[Mapping[str, Any]] = {
     "answered_at": None,
 }
 """The columns of an ask whose decision was undone: waiting, as if nobody had answered."""
-TOO_LATE: Final = "answered after the call had ended"
+NOBODY_WAITING: Final = "no agent was waiting: kept until a call collects it"
 """The history's label for a browser answer that won the row but found no call to take it."""
 
 
@@ -50,8 +50,17 @@ class Answered:
     ask: Ask
     """Decided by this answer (accepted, declined, cancelled, or withdrawn when no call was left
     to take it), or, when someone came first, as they left it."""
+    won: bool
+    """Whether this answer decided the ask (nobody, and not the clock, came first)."""
     taken: bool
-    """Whether the waiting call has this answer."""
+    """Whether a waiting call took this answer (for URL mode: the call waiting for its client
+    to check back, which then collects it)."""
+
+    @property
+    def delivered(self) -> bool:
+        """Whether the agent has the answer now: a browser call returns it as it takes it; a
+        URL-mode call only when its client checks back (the history then says delivered)."""
+        return self.taken and self.ask.route == Ask.Route.BROWSER
 
 
 def _decision(reply: Mapping[str, Any], user: User | AnonymousUser | None) -> dict[str, Any]:
@@ -83,9 +92,10 @@ async def ask_answer(
 ) -> Answered:
     """Record a browser answer if the ask still waits for one, and wake its call.
 
-    Not taken when it came too late: someone else decided first, the ask expired, or the call
-    had already ended (its client left, its worker stopped); in the last case the answer is
-    kept, marked withdrawn, so nothing the person typed is lost.
+    Not taken when it came too late (someone else decided first, the ask expired), or when no
+    call waits on the ask right now (its client left, its worker stopped): then the answer is
+    kept as decided and not collected, and the next call asking the same, or the client's
+    retry, collects it (README, Nothing lost).
 
     Raises:
         ChannelLayerUnavailable: the worker holding the call could not be reached (Redis is
@@ -99,7 +109,7 @@ async def ask_answer(
         .aupdate(**decision)
     )
     if not won:  # someone (or the clock) decided first: show the ask as they left it
-        return Answered(await Ask.objects.with_people().aget(pk=ask.pk), taken=False)
+        return Answered(await Ask.objects.with_people().aget(pk=ask.pk), won=False, taken=False)
     actor = decision["answered_by"]
     try:
         taken = await relay.settle(ask.worker, ask.id.hex, reply)
@@ -107,15 +117,14 @@ async def ask_answer(
         # The call never heard of it: leave no answer on record that the model never got.
         await _decided(ask, decision["status"], decision["answered_at"]).aupdate(**PENDING_AGAIN)
         raise
-    if taken:
-        status = decision["status"]
-        await _record(ask, event_for_status(status), actor, "")
-    else:
-        status = Ask.Status.WITHDRAWN
-        await Ask.objects.filter(pk=ask.pk).aupdate(status=status)
-        await _record(ask, AskEvent.Kind.WITHDRAWN, actor, TOO_LATE)
+    status = decision["status"]
+    await _record(ask, event_for_status(status), actor, "" if taken else NOBODY_WAITING)
     await announce(ENDED, [ask.id.hex])
-    return Answered(_as_decided(ask, decision, status), taken)
+    answered = Answered(_as_decided(ask, decision, status), won=True, taken=taken)
+    if answered.delivered:
+        # The call returns it as it takes it; the recorder writes that it did a moment later.
+        answered.ask.collected_at = decision["answered_at"]
+    return answered
 
 
 def ask_cancel(*, ask: Ask, user: User | AnonymousUser, relay: ChannelRelay) -> bool:

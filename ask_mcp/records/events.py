@@ -20,7 +20,8 @@ INBOX_GROUP: Final = "askmcp.inbox"
 ASKED: Final = "inbox.asked"
 """An ask appeared; the event's `ask` is its id (hex)."""
 ENDED: Final = "inbox.ended"
-"""An ask stopped waiting (decided, expired, withdrawn); the event's `ask` is its id (hex)."""
+"""An ask stopped waiting (decided, expired, withdrawn) or changed how it waits (no agent waits
+on it now, a call attached, its decision was collected); the event's `ask` is its id (hex)."""
 
 
 async def announce(kind: str, ask_ids: Iterable[str]) -> None:

@@ -21,13 +21,17 @@ import contextlib
 import datetime as dt
 import logging
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Final
 
+from django.db import connection
+
 from ask_mcp.models import Ask, storable
-from ask_mcp.records import sql
+from ask_mcp.protocol.forms import ElicitResult, read_elicit_result
+from ask_mcp.records import durable, sql
 from ask_mcp.records.events import ENDED, announce
 from ask_mcp.records.sql import TRANSIENT, Close
 from ask_mcp.server.errors import ToolError
@@ -90,13 +94,18 @@ class _Written:
     """Failed attempts in a row so far (0 once a write landed): how long to pause."""
 
 
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
 def timestamp(seconds: float) -> dt.datetime:
     """A Question's time (seconds since the epoch) as the aware datetime its row holds."""
     return dt.datetime.fromtimestamp(seconds, dt.UTC)
 
 
 class AskRecorder:
-    """QuestionObserver writing Ask rows through one batching writer task."""
+    """QuestionObserver writing Ask rows through one batching writer task, and the AskRecords
+    that decide asks from their rows (:mod:`ask_mcp.records.durable`) on the same thread."""
 
     def __init__(self, *, batch_size: int = BATCH_SIZE) -> None:
         self.batch_size = batch_size
@@ -107,12 +116,20 @@ class AskRecorder:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ask_mcp-recorder")
 
     async def asked(self, question: Question) -> None:
-        self._submit(_Insert(self._row(question)))
-        if question.route != Ask.Route.CLIENT:
-            try:
-                await self.flush()  # the inbox is about to show it: the row must exist
-            except TRANSIENT as exc:
-                raise ToolError(NOT_RECORDED) from exc
+        if question.route == Ask.Route.CLIENT:
+            # The hot path: queued, never awaited. The sealed requestState and the retry's own
+            # arguments are what make this ask durable (ask_mcp.server.recovery).
+            self._submit(_Insert(self._row(question)))
+            return
+        # The inbox is about to show it: the row must exist first, or be the one it attaches to.
+        opened = await self._on_thread(durable.open_ask, self._row(question), _now())
+        question.id = opened.id
+        question.attached = opened.attached
+        question.attached_from = opened.previous_worker
+        if opened.settled is not None:
+            question.settled = read_elicit_result(opened.settled)
+        if opened.attached:
+            await announce(ENDED, [opened.id])  # an agent waits on it again: redraw its line
 
     def ended(self, question: Question, status: str, answer: Mapping[str, Any] | None) -> None:
         self._submit(
@@ -120,10 +137,46 @@ class AskRecorder:
                 uuid.UUID(question.id),
                 status,
                 storable(answer),
-                dt.datetime.now(dt.UTC),
+                _now(),
                 question.route,
+                question.worker or "",
+                question.collector,
             )
         )
+
+    # ------------------------------------------------------------------ AskRecords
+
+    async def decide(self, question: Question, reply: ElicitResult) -> ElicitResult:
+        row = self._row(question)
+        decided = await self._on_thread(
+            durable.decide_ask, row, storable(reply.to_dict()), question.collector, _now()
+        )
+        if question.route != Ask.Route.CLIENT:
+            await announce(ENDED, [question.id])
+        return read_elicit_result(decided) or ElicitResult("decline")
+
+    async def reattach(self, question: Question) -> None:
+        opened = await self._on_thread(durable.reattach_ask, self._row(question), _now())
+        question.attached_from = opened.previous_worker
+        if opened.settled is not None:
+            question.settled = read_elicit_result(opened.settled)
+
+    async def _on_thread[**P, T](
+        self, function: Callable[P, T], *args: P.args, **kwargs: P.kwargs
+    ) -> T:
+        """Run `function` on the writer thread, after everything queued before it is written.
+
+        Raises:
+            ToolError: the database is unavailable (the call says so; nothing waits on it).
+        """
+        loop = asyncio.get_running_loop()
+        try:
+            await self.flush()
+            return await loop.run_in_executor(self._executor, partial(function, *args, **kwargs))
+        except TRANSIENT as exc:
+            with contextlib.suppress(Exception):
+                await loop.run_in_executor(self._executor, connection.close)
+            raise ToolError(NOT_RECORDED) from exc
 
     async def flush(self) -> None:
         """Wait until everything submitted so far is written; raises what the write raised."""
@@ -157,6 +210,10 @@ class AskRecorder:
             "expires_at": timestamp(question.expires_at),
             "worker": question.worker or "",
             "call_id": question.call_id or "",
+            "detached_at": None,
+            "attach_key": question.attach_key or "",
+            "collected_at": None,
+            "collected_by": "",
         }
 
     def _submit(self, op: _Op) -> None:

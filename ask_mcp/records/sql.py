@@ -29,10 +29,15 @@ from django.db.models import (
     UUIDField,
 )
 
-from ask_mcp.models import Ask, AskEvent, event_for_status
+from ask_mcp.models import DECIDED, Ask, AskEvent, event_for_status
 
-ANSWERED: Final = frozenset({Ask.Status.ACCEPTED, Ask.Status.DECLINED, Ask.Status.CANCELLED})
+ANSWERED: Final = DECIDED
 """Statuses a person decided: closing to one of them stamps answered_at."""
+DETACHED: Final = "detached"
+"""A close that leaves the ask pending: its call's connection dropped (it stays answerable for
+DETACHED_GRACE_SECONDS, so a call asking the same can attach to it)."""
+STOPPED: Final = "stopped"
+"""A close that leaves the ask pending: its worker is shutting down (it stays until expiry)."""
 TRANSIENT: Final = (OperationalError, InterfaceError)
 """Database errors that pass (a lost connection, a lock): the same write will work later."""
 
@@ -46,6 +51,10 @@ class Close:
     answer: Mapping[str, Any] | None
     at: dt.datetime
     route: str
+    worker: str = ""
+    """The worker whose call ended: a detach applies only while the ask is still its."""
+    collector: str = ""
+    """The call the decision was delivered to (for a decided status)."""
 
 
 Update = tuple[str, list[Any], list[Any], str | None]
@@ -75,18 +84,29 @@ def plan(inserts: list[dict[str, Any]], closes: list[Close]) -> Plan:
     """
     sql = statements()
     folded = _fold(inserts, closes)
-    events = [event for row in inserts for event in _created_events(sql, row)]
+    events = [event for row in inserts for event in created_events(sql, row)]
     updates: list[Update] = []
     ended: list[str] = []
     for close in closes:
         inbox = close.id.hex if close.route != Ask.Route.CLIENT else None
         event = sql.event_values(_closing_event(close))
         if close.id not in folded:
-            updates.append((*sql.update(_closed_columns(close), close.id), event, inbox))
+            where = {"worker": close.worker} if close.status == DETACHED else None
+            updates.append((*sql.update(_closed_columns(close), close.id, where), event, inbox))
         elif folded[close.id] is close:
             events.append(event)
             if inbox:
                 ended.append(inbox)
+        if close.status in ANSWERED and inbox:
+            # Decided in the browser (not pending any more): the call took the decision.
+            delivered = {
+                "ask_id": close.id,
+                "kind": AskEvent.Kind.DELIVERED,
+                "at": close.at,
+                "actor_label": close.collector[:200],
+                "route": close.route,
+            }
+            updates.append((*sql.collect(close), sql.event_values(delivered), inbox))
     return Plan(
         asks=[sql.ask_values(row) for row in inserts],
         actors={row["asked_by_id"] for row in inserts if row["asked_by_id"] is not None},
@@ -111,16 +131,26 @@ def _fold(inserts: list[dict[str, Any]], closes: list[Close]) -> dict[uuid.UUID,
 
 
 def _closed_columns(close: Close) -> dict[str, Any]:
-    """What closing an ask sets: its status, when a person decided it, what they answered."""
+    """What closing an ask sets: its status, when a person decided it, what they answered;
+    for a close that leaves it pending, that no call of this worker waits on it any more."""
+    if close.status == DETACHED:
+        return {"worker": "", "detached_at": close.at}
+    if close.status == STOPPED:
+        return {"worker": ""}
     changes: dict[str, Any] = {"status": close.status}
     if close.status in ANSWERED:
         changes["answered_at"] = close.at
+        if close.route == Ask.Route.CLIENT:  # answered in the call itself: collected with it
+            changes["collected_at"] = close.at
+            changes["collected_by"] = close.collector[:200]
+    elif close.route != Ask.Route.CLIENT:
+        changes["attach_key"] = ""  # ended unanswered: a call asking the same asks anew
     if close.answer is not None:
         changes["answer"] = dict(close.answer)
     return changes
 
 
-def _created_events(sql: Statements, row: dict[str, Any]) -> list[list[Any]]:
+def created_events(sql: Statements, row: dict[str, Any]) -> list[list[Any]]:
     """A new ask's first events: created, and shown at once when the client shows it."""
     label = row["client_name"] or "client"
     created = {
@@ -140,6 +170,19 @@ def _created_events(sql: Statements, row: dict[str, Any]) -> list[list[Any]]:
 
 def _closing_event(close: Close) -> dict[str, Any]:
     """Who ended an ask the server saw end: the client's person, the client, or the server."""
+    if close.status in (DETACHED, STOPPED):
+        label = (
+            "client (its connection dropped)"
+            if close.status == DETACHED
+            else "server (stopped; the ask stays pending)"
+        )
+        return {
+            "ask_id": close.id,
+            "kind": AskEvent.Kind.DETACHED,
+            "at": close.at,
+            "actor_label": label,
+            "route": close.route,
+        }
     kind = event_for_status(close.status)
     if kind == AskEvent.Kind.EXPIRED:
         label = "server (no answer in time)"
@@ -247,19 +290,39 @@ class Statements:
             for name, prepare in self.event_preparers
         ]
 
-    def update(self, changes: dict[str, Any], ask_id: uuid.UUID) -> tuple[str, list[Any]]:
-        """UPDATE setting `changes` on one ask, only while it is still pending."""
+    def update(
+        self,
+        changes: dict[str, Any],
+        ask_id: uuid.UUID,
+        where: Mapping[str, Any] | None = None,
+    ) -> tuple[str, list[Any]]:
+        """UPDATE setting `changes` on one ask, only while it is still pending (and, with
+        `where`, while those columns hold those values)."""
         names = tuple(changes)
-        cached = self._updates.get(names)
+        also = tuple(where or ())
+        cached = self._updates.get((*names, "|", *also))
         if cached is None:
             fields = [self._columns[name] for name in names]
             sets = ", ".join(f"{self.quote(_column(f))} = %s" for f in fields)
-            sql = f"UPDATE {self.table} SET {sets} WHERE id = %s AND status = %s"
-            cached = self._updates[names] = (sql, fields)
+            extra = "".join(f" AND {self.quote(_column(self._columns[n]))} = %s" for n in also)
+            sql = f"UPDATE {self.table} SET {sets} WHERE id = %s AND status = %s{extra}"
+            cached = self._updates[(*names, "|", *also)] = (sql, fields)
         sql, fields = cached
         values = [f.get_db_prep_save(changes[f.name], connection) for f in fields]
         pk = self._pk.get_db_prep_save(ask_id, connection)
-        return sql, [*values, pk, self.pending]
+        return sql, [*values, pk, self.pending, *(where or {}).values()]
+
+    def collect(self, close: Close) -> tuple[str, list[Any]]:
+        """UPDATE marking a decided ask collected by `close`'s call, unless a call already was."""
+        quote = self.quote
+        sql = (
+            f"UPDATE {self.table} SET {quote('collected_at')} = %s, {quote('collected_by')} = %s, "
+            f"{quote('attach_key')} = '' WHERE id = %s AND {quote('collected_at')} IS NULL "
+            f"AND status IN (%s, %s, %s)"
+        )
+        at = self._columns["collected_at"].get_db_prep_save(close.at, connection)
+        pk = self._pk.get_db_prep_save(close.id, connection)
+        return sql, [at, close.collector[:200], pk, *sorted(ANSWERED)]
 
 
 def _column(field: Field[Any, Any]) -> str:

@@ -1,9 +1,12 @@
-"""The sweeper: no ask stays pending past its expiry, nor after its worker is gone; it knows rows, not calls.
+"""The sweeper: no ask stays pending past its expiry, nor long after its call's connection dropped; it knows rows, not calls.
 
 The worker holding a call ends its ask itself at the deadline; the sweeper is the backstop for
-asks whose worker stopped (a restart, a crash). It runs as one task in the server process,
-started with the application (:func:`ask_mcp.runtime.start_background`), and `manage.py
-expire_asks` runs the same sweep by hand.
+asks whose worker stopped (a restart, a crash): it ends them when their time is up, never
+because their worker is gone, since a call asking the same, or a client's retry, can still
+collect them (README, Nothing lost). An ask whose call left with its connection is withdrawn
+once DETACHED_GRACE_SECONDS pass with no call attached. It runs as one task in the server
+process, started with the application (:func:`ask_mcp.runtime.start_background`), and
+`manage.py expire_asks` runs the same sweep by hand.
 """
 
 from __future__ import annotations
@@ -45,28 +48,44 @@ def expire_overdue(now: dt.datetime, *, grace: dt.timedelta = GRACE) -> list[Clo
     return _close(Ask.objects.pending().filter(expires_at__lte=now - grace), Ask.Status.EXPIRED)
 
 
-def withdraw_orphans(worker: str) -> list[Closed]:
-    """Mark pending asks held by any other worker as withdrawn.
+def withdraw_detached(now: dt.datetime, grace: float) -> list[Closed]:
+    """Withdraw pending asks whose call left with its connection more than `grace` seconds ago
+    and to which no call attached since (DETACHED_GRACE_SECONDS)."""
+    cutoff = now - dt.timedelta(seconds=grace)
+    detached = Ask.objects.pending().filter(worker="", detached_at__lte=cutoff)
+    return _close(detached, Ask.Status.WITHDRAWN, label="server (no call came back for it)")
+
+
+def release_orphans(worker: str) -> int:
+    """Mark pending asks held by any other worker as held by nobody; they stay pending.
 
     Only sound when no other worker can exist: with the in-memory channel layer the server is
-    one process, so an ask recorded by another worker was left by a process that stopped.
+    one process, so an ask held by another worker was left by a process that stopped. Its
+    inbox card then says no agent is waiting, and an answer to it waits to be collected.
     """
-    return _close(Ask.objects.pending().exclude(worker=worker), Ask.Status.WITHDRAWN)
+    return Ask.objects.pending().exclude(worker="").exclude(worker=worker).update(worker="")
 
 
-def _close(asks: AskQuerySet, status: str) -> list[Closed]:
+def release_worker(worker: str) -> int:
+    """Mark the pending asks `worker` holds as held by nobody (it is stopping); they stay pending."""
+    return Ask.objects.pending().filter(worker=worker).update(worker="")
+
+
+def _close(asks: AskQuerySet, status: str, *, label: str = "server (sweeper)") -> list[Closed]:
     rows = list(asks.values_list("id", "worker", "call_id", "route"))
     closed = []
     now = dt.datetime.now(dt.UTC)
     for ask_id, worker, call_id, route in rows:
-        # Conditional, so an answer recorded meanwhile stands.
-        if Ask.objects.filter(pk=ask_id, status=Ask.Status.PENDING).update(status=status):
+        # Conditional, so an answer recorded meanwhile stands; a call asking the same after
+        # this asks anew (the attach key is freed).
+        ended = Ask.objects.filter(pk=ask_id, status=Ask.Status.PENDING)
+        if ended.update(status=status, attach_key=""):
             closed.append(Closed(ask_id.hex, worker, call_id, route))
             AskEvent.objects.create(
                 ask_id=ask_id,
                 kind=event_for_status(status),
                 at=now,
-                actor_label="server (sweeper)",
+                actor_label=label,
                 route=route,
             )
     return closed
@@ -120,6 +139,7 @@ class Swept:
     expired: int
     withdrawn: int
     purged: int
+    released: int = 0
 
 
 async def sweep(
@@ -128,22 +148,27 @@ async def sweep(
     grace: dt.timedelta = GRACE,
     orphans_of_others_than: str | None = None,
 ) -> Swept:
-    """One sweep: expire overdue asks (telling their workers), withdraw orphans, purge old answers.
+    """One sweep: expire overdue asks (telling their workers), withdraw asks no call came back
+    for, release a stopped process's asks, purge old answers.
 
     `orphans_of_others_than` is this worker's name, given only when no other worker can exist
-    (see :func:`withdraw_orphans`). The sweeper runs this every SWEEP_SECONDS; `manage.py
+    (see :func:`release_orphans`). The sweeper runs this every SWEEP_SECONDS; `manage.py
     expire_asks` runs it once, with no grace.
     """
     now = dt.datetime.now(dt.UTC)
     expired = await database_sync_to_async(expire_overdue)(now, grace=grace)
     await tell(expired, relay=relay)
-    withdrawn: list[Closed] = []
+    released = 0
     if orphans_of_others_than is not None:
-        withdrawn = await database_sync_to_async(withdraw_orphans)(orphans_of_others_than)
-        await tell(withdrawn, relay=None)
-    days = conf.values().answer_retention_days
+        released = await database_sync_to_async(release_orphans)(orphans_of_others_than)
+    settings = conf.values()
+    withdrawn = await database_sync_to_async(withdraw_detached)(
+        now, settings.detached_grace_seconds
+    )
+    await tell(withdrawn, relay=None)
+    days = settings.answer_retention_days
     purged = 0 if days is None else await database_sync_to_async(purge_answers)(now, days)
-    return Swept(len(expired), len(withdrawn), purged)
+    return Swept(len(expired), len(withdrawn), purged, released)
 
 
 class Sweeper:
@@ -155,6 +180,8 @@ class Sweeper:
     def __init__(self) -> None:
         self._task: asyncio.Task[None] | None = None
         self._swept: asyncio.Event | None = None
+        self._next: asyncio.Event | None = None
+        self._count = 0
 
     def ensure_running(self, relay_of: Callable[[], ChannelRelay], worker: str) -> None:
         """Sweep in this event loop from now on; `worker` names the asks this process holds.
@@ -177,9 +204,23 @@ class Sweeper:
             raise RuntimeError("the sweeper is not running")
         await self._swept.wait()
 
+    async def wait_next_sweep(self) -> None:
+        """Wait until the running sweeper finishes a sweep that starts after this call.
+
+        Raises:
+            RuntimeError: no sweeper runs in this process yet.
+        """
+        if self._swept is None:
+            raise RuntimeError("the sweeper is not running")
+        target = self._count + 2  # the sweep under way may have read the rows before this call
+        while self._count < target:
+            if self._next is None:
+                self._next = asyncio.Event()
+            await self._next.wait()
+
     async def _run(self, relay_of: Callable[[], ChannelRelay], worker: str) -> None:
-        # With the in-memory layer this process is the only worker: what another worker left
-        # pending was left by a process that stopped.
+        # With the in-memory layer this process is the only worker: what another worker held
+        # was left by a process that stopped; it stays pending, held by nobody.
         alone = isinstance(get_channel_layer(), InMemoryChannelLayer)
         first = True
         while True:
@@ -198,6 +239,10 @@ class Sweeper:
                     logger.info("deleted %d answer(s) past ANSWER_RETENTION_DAYS", swept.purged)
                 if self._swept is not None:
                     self._swept.set()
+            self._count += 1
+            if self._next is not None:
+                self._next.set()
+                self._next = None
             first = False
             await asyncio.sleep(conf.values().sweep_seconds)
 

@@ -94,6 +94,7 @@ class Context:
         "capabilities",
         "client_name",
         "era",
+        "idempotency_key",
         "input_channel",
         "log_level",
         "method",
@@ -119,8 +120,11 @@ class Context:
         title: str | None = None,
         toolkit: str | None = None,
         input_channel: InputChannel | None = None,
+        idempotency_key: str | None = None,
     ) -> None:
         self.table = table
+        self.idempotency_key = idempotency_key
+        """The call's own key for "the same question" (`_meta`), replacing its arguments' digest."""
         self.method = method
         self.name = name
         self.arguments = arguments

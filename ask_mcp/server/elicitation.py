@@ -55,18 +55,26 @@ from ask_mcp.server.errors import (
     MissingClientCapability,
     NoValidAnswer,
     QuestionNoLongerWaiting,
+    cancelled_by_client,
 )
 from ask_mcp.server.ids import new_ask_id
 from ask_mcp.server.parked import Finish, ParkedCall
 from ask_mcp.server.ports import (
     NULL_STREAM,
+    AskRecords,
     Notifier,
     QuestionObserver,
     Relay,
     Stream,
 )
-from ask_mcp.server.question import Question
-from ask_mcp.server.state import InvalidState, StateClaims, StateSealer
+from ask_mcp.server.question import Question, attach_key
+from ask_mcp.server.state import (
+    InvalidState,
+    QuestionClaims,
+    StateClaims,
+    StateSealer,
+    request_binding,
+)
 
 logger = logging.getLogger("ask_mcp.elicitation")
 
@@ -74,6 +82,9 @@ MAX_REASKS: Final = 2
 """How many times an answer that does not fit its form is asked again before giving up."""
 EXPIRY_GRACE: Final = 1.0
 """Seconds a parked call outlives its state's expiry, so a late retry meets "expired", not "gone"."""
+RECORD_OWNER: Final = "@record"
+"""The owner a requestState names when no parked call holds its round: the call is finished
+from its ask's record (:mod:`ask_mcp.server.recovery`)."""
 
 STATUS_FOR_ACTION: Final[Mapping[str, str]] = {
     "accept": "accepted",
@@ -96,9 +107,16 @@ class ElicitationTable:
         observer: QuestionObserver | None = None,
         relay: Relay | None = None,
         answer_url: AnswerUrl | None = None,
+        records: AskRecords | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.sealer = sealer
+        if records is None and isinstance(observer, AskRecords):
+            records = observer
+        self.records = records
+        """The asks' durable record, which finishes calls whose parked handler is gone."""
+        self.stopping = False
+        """Set while the process shuts down: calls it ends leave their asks pending."""
         self.answer_url = answer_url
         self.capacity = capacity
         self.ttl = ttl
@@ -159,15 +177,30 @@ class ElicitationTable:
         except NoValidAnswer:
             status = "declined"
             raise
-        except asyncio.CancelledError:
+        except asyncio.CancelledError as exc:
             if parked is not None:
                 status = parked.end_reason
+            elif not cancelled_by_client(exc):
+                status = "detached"  # the connection dropped: a re-ask may attach (README)
             raise
         finally:
             if not travels:
                 self._in_use -= 1
             if self.observer is not None:
-                self.observer.ended(question, status, answer)
+                self._ended(question, status, answer)
+
+    def _ended(self, question: Question, status: str, answer: Mapping[str, Any] | None) -> None:
+        """Tell the observer how the question ended, as far as its ask is concerned."""
+        assert self.observer is not None
+        if status in ("detached", "withdrawn") and self.stopping:
+            status = "stopped"  # a deploy or a restart: the ask stays pending (README)
+        elif status == "detached" and question.route == "client":
+            status = "withdrawn"  # the client's form goes with its call
+        if status in ("detached", "withdrawn", "stopped") and question.route != "client":
+            relay = self.relay
+            if relay is not None and relay.waits_for(question.id):
+                return  # another call in this worker attached to the same ask still waits
+        self.observer.ended(question, status, answer)
 
     def _route(self, ctx: Context) -> str:
         """How a question from `ctx` reaches a person: the client's form, a URL it opens, the inbox.
@@ -194,6 +227,10 @@ class ElicitationTable:
         """The question as observers see it, its deadline the sooner of `timeout` and the TTL."""
         now = self.clock()
         limit = self.ttl if timeout is None else max(0.0, min(timeout, self.ttl))
+        attach = None
+        if route != "client":
+            same = ctx.idempotency_key or request_binding(ctx.method, ctx.name, ctx.arguments)
+            attach = attach_key(ctx.principal, ctx.name, same)
         return Question(
             id=new_ask_id().hex,
             message=message,
@@ -207,6 +244,8 @@ class ElicitationTable:
             worker=self.worker,
             team=ctx.team,
             toolkit=ctx.toolkit,
+            attach_key=attach,
+            collector=f"{ctx.client_name or 'a client'} ({ctx.protocol_version}) via {self.worker}",
         )
 
     async def _ask_until_valid(self, ctx: Context, question: Question, key: str) -> ElicitResult:
@@ -236,6 +275,13 @@ class ElicitationTable:
     async def _ask_once(
         self, ctx: Context, question: Question, text: str, key: str
     ) -> ElicitResult:
+        if question.settled is not None:  # attached to an answer no call had collected
+            settled, question.settled = question.settled, None
+            return settled
+        if isinstance(ctx.input_channel, ParkedCall) and question.route != "browser":
+            ctx.input_channel.question = QuestionClaims(
+                question.id, key, question.attempt, question.route
+            )
         if question.route == "url":
             return await self._ask_by_url(ctx, question, text, key)
         if question.route == "client":
@@ -299,8 +345,8 @@ class ElicitationTable:
     ) -> dict[str, Any]:
         """Send several raw input requests in one round; see Context.request_inputs."""
         for request in requests.values():
-            needed = _capability_for(request)
-            if ctx.input_channel is None or not _declares(ctx.capabilities, needed):
+            needed = mcp.capability_for_request(request)
+            if ctx.input_channel is None or not mcp.declares(ctx.capabilities, needed):
                 raise MissingClientCapability(
                     f"This request needs the client capability {next(iter(needed))!r}, which "
                     "the client did not declare.",
@@ -391,6 +437,8 @@ class ElicitationTable:
         """
         if claims.expires_at <= self.clock():
             raise ElicitationTimedOut
+        if claims.owner == RECORD_OWNER:
+            raise QuestionNoLongerWaiting  # no parked call: finished from the record
         if claims.owner != self.worker:
             if self.relay is None:
                 raise QuestionNoLongerWaiting
@@ -466,8 +514,10 @@ class ElicitationTable:
             wake.set_result(None)
         try:
             await wake
-        except asyncio.CancelledError:
-            self._drop(call, "withdrawn")  # the client went away: 2026-07-28 cancellation
+        except asyncio.CancelledError as exc:
+            # The client went away (2026-07-28 cancellation): the call ends; its browser ask
+            # stays answerable a while unless the client cancelled it explicitly.
+            self._drop(call, "withdrawn" if cancelled_by_client(exc) else "detached")
             raise
         finally:
             call.wake = None
@@ -502,9 +552,18 @@ class ElicitationTable:
         self._calls[call.id] = call
         if self.relay is not None:
             self.relay.ensure_listening()
+        question = call.question
+        if question is not None and list(call.pending) != [question.key]:
+            question = None  # finished from the record only when it waits on that one question
         token = self.sealer.seal(
             StateClaims(
-                call.id, call.round, self.worker, call.principal, call.binding, call.deadline
+                call.id,
+                call.round,
+                self.worker,
+                call.principal,
+                call.binding,
+                call.deadline,
+                question,
             )
         )
         requests = {key: pending.request for key, pending in call.pending.items()}
@@ -548,31 +607,14 @@ class ElicitationTable:
             call.end_reason = reason
             call.task.cancel()
 
-    def cancel_all(self) -> None:
-        """Cancel every parked call (server shutdown)."""
+    def cancel_all(self) -> list[asyncio.Task[Any]]:
+        """Cancel every parked call (server shutdown): their asks stay pending, and a retry
+        finishes them from the record where the tool allows. Returns the cancelled tasks."""
+        self.stopping = True
+        tasks = [call.task for call in self._calls.values() if call.task is not None]
         for call in list(self._calls.values()):
-            self._drop(call, "expired")
-
-
-def _capability_for(request: Mapping[str, Any]) -> dict[str, Any]:
-    method = request.get("method")
-    if method == mcp.ELICITATION_METHOD:
-        mode = request.get("params", {}).get("mode", "form")
-        return {"elicitation": {mode: {}}}
-    if method == mcp.SAMPLING_METHOD:
-        return {"sampling": {}}
-    if method == mcp.ROOTS_METHOD:
-        return {"roots": {}}
-    raise ValueError(f"{method!r} is not an input request method")
-
-
-def _declares(capabilities: Mapping[str, Any], needed: Mapping[str, Any]) -> bool:
-    ((name, detail),) = needed.items()
-    if name == "elicitation":
-        if "form" in detail:
-            return mcp.supports_form_elicitation(capabilities)
-        return mcp.supports_url_elicitation(capabilities)
-    return mcp.has_capability(capabilities, name)
+            self._drop(call, "stopped")
+        return [task for task in tasks if task.cancelled() or not task.done()]
 
 
 __all__ = ["ElicitationTable"]

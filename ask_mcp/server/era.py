@@ -14,7 +14,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final, Protocol
 
-from ask_mcp.protocol.jsonrpc import JsonRpcError, Request
+from ask_mcp.protocol import mcp
+from ask_mcp.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError, Request, json_type
 from ask_mcp.server.catalog import LISTS, Catalog, offered
 from ask_mcp.server.context import Caller, Context
 from ask_mcp.server.elicitation import ElicitationTable
@@ -109,6 +110,7 @@ class Era[I: Admitted](ABC):
             title=title,
             toolkit=toolkit,
             input_channel=channel,
+            idempotency_key=idempotency_key(inbound.request.params),
         )
 
     async def list(self, inbound: I) -> dict[str, Any]:
@@ -140,3 +142,22 @@ class Era[I: Admitted](ABC):
                 "hasMore": len(values) > MAX_COMPLETIONS,
             }
         }
+
+
+def idempotency_key(params: Mapping[str, Any]) -> str | None:
+    """The call's `_meta` idempotency key, if it gives one.
+
+    Raises:
+        JsonRpcError: -32602 naming the key, when it is not a short non-empty string.
+    """
+    meta = params.get("_meta")
+    if not isinstance(meta, Mapping) or mcp.META_IDEMPOTENCY_KEY not in meta:
+        return None
+    key = meta[mcp.META_IDEMPOTENCY_KEY]
+    if not isinstance(key, str) or not key.strip() or len(key) > mcp.IDEMPOTENCY_KEY_MAX:
+        raise JsonRpcError(
+            INVALID_PARAMS,
+            f"params._meta[{mcp.META_IDEMPOTENCY_KEY!r}] must be a non-empty string of at most "
+            f"{mcp.IDEMPOTENCY_KEY_MAX} characters, got {json_type(key)}",
+        )
+    return key

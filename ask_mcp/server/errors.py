@@ -22,6 +22,16 @@ NO_LONGER_WAITING_TEXT: Final = (
 """What a call reads when the question it waits on is gone."""
 
 
+CLIENT_CANCELLED: Final = "notifications/cancelled"
+"""The message a transport cancels a call's task with when its client cancelled it explicitly;
+any other cancellation (a dropped connection) leaves the call's ask answerable for a while."""
+
+
+def cancelled_by_client(exc: BaseException) -> bool:
+    """Whether a CancelledError comes from the client's explicit cancel (see CLIENT_CANCELLED)."""
+    return bool(exc.args) and exc.args[0] == CLIENT_CANCELLED
+
+
 class ToolError(Exception):
     """A failure the model can fix and retry: becomes an `isError: true` tool result."""
 

@@ -35,13 +35,20 @@ from ask_mcp.server.catalog import Catalog, require
 from ask_mcp.server.context import Caller, Context, client_name
 from ask_mcp.server.elicitation import ElicitationTable
 from ask_mcp.server.era import Era, Method
-from ask_mcp.server.errors import ElicitationEnded, MissingClientCapability
+from ask_mcp.server.errors import (
+    ElicitationEnded,
+    ElicitationTimedOut,
+    MissingClientCapability,
+    QuestionNoLongerWaiting,
+)
 from ask_mcp.server.parked import Finish
 from ask_mcp.server.ports import NULL_STREAM, Stream
 from ask_mcp.server.prompts import finish_prompt
+from ask_mcp.server.recovery import finish_from_record
 from ask_mcp.server.resources import finish_read
 from ask_mcp.server.results import finish_tool_call
 from ask_mcp.server.state import InvalidState, request_binding
+from ask_mcp.server.toolkit import FromRecord
 
 LIST_TTL_MS: Final = 60_000
 """How long clients may cache discover and list results; private, since lists may depend on auth."""
@@ -84,6 +91,8 @@ class Parkable:
     required: Mapping[str, Any] | None
     title: str | None
     toolkit: str | None
+    from_record: FromRecord | None = None
+    """How the call is finished from its ask's record if its parked handler is gone."""
 
 
 class ModernEra(Era[Inbound]):
@@ -197,6 +206,7 @@ class ModernEra(Era[Inbound]):
             tool.required_capabilities,
             tool.title,
             self.catalog.toolkit_of(tool),
+            tool.from_record,
         )
         return await self.run_parkable(inbound, call)
 
@@ -246,7 +256,7 @@ class ModernEra(Era[Inbound]):
         binding = request_binding(inbound.request.method, call.name, call.arguments)
         try:
             if "requestState" in params:
-                return await self._resume(inbound, binding, responses or {})
+                return await self._resume(inbound, call, binding, responses or {})
             ctx = self.context(
                 inbound,
                 name=call.name,
@@ -267,19 +277,34 @@ class ModernEra(Era[Inbound]):
             return call.finish(None, exc)
 
     async def _resume(
-        self, inbound: Inbound, binding: str, responses: Mapping[str, Any]
+        self, inbound: Inbound, call: Parkable, binding: str, responses: Mapping[str, Any]
     ) -> dict[str, Any]:
-        """A retry: open its requestState against the retry, and wake the call it names."""
+        """A retry: open its requestState against the retry, and wake the call it names; when
+        no worker holds that call any more, finish it from its ask's record if the tool allows."""
         table = self.table
         claims = table.sealer.open_for(
             inbound.request.params["requestState"], binding=binding, principal=inbound.principal
         )
-        return await table.resume(
-            claims,
-            responses,
-            stream=inbound.stream,
-            progress_token=inbound.envelope.progress_token,
-            log_level=inbound.envelope.log_level,
+        try:
+            return await table.resume(
+                claims,
+                responses,
+                stream=inbound.stream,
+                progress_token=inbound.envelope.progress_token,
+                log_level=inbound.envelope.log_level,
+            )
+        except (QuestionNoLongerWaiting, ElicitationTimedOut):
+            if call.from_record is None or claims.question is None or table.records is None:
+                raise
+        ctx = self.context(
+            inbound,
+            name=call.name,
+            arguments=call.arguments,
+            title=call.title,
+            toolkit=call.toolkit,
+        )
+        return await finish_from_record(
+            table, ctx, claims, responses, call.from_record, call.finish
         )
 
 

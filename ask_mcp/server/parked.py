@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ask_mcp.server.context import Context
+from ask_mcp.server.state import QuestionClaims
 
 Finish = Callable[[Any, BaseException | None], dict[str, Any]]
 """Turns a finished handler's value (or exception) into the method's wire result.
@@ -60,6 +61,9 @@ class ParkedCall:
     holds_slot: bool = False
     deadline: float = 0.0
     end_reason: str = "withdrawn"
+    question: QuestionClaims | None = None
+    """The question this round waits on, sealed into its state so the call can be finished from
+    the ask's record if its handler is gone."""
 
     async def request(self, key: str, request: dict[str, Any], deadline: float) -> Any:
         """InputChannel for MRTR: queue the request for this round and wait for the retry."""

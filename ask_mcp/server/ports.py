@@ -1,7 +1,8 @@
 """The ports: the small protocols transports, the relay and observers implement; knows none of them, nor the engine.
 
 Transports implement :class:`Stream` and :class:`ResponseRouter`; the relay between worker
-processes implements :class:`Relay`; the recorder implements :class:`QuestionObserver`; each way
+processes implements :class:`Relay`; the recorder implements :class:`QuestionObserver` and
+:class:`AskRecords`; each way
 of putting a request to the client implements :class:`InputChannel`. This module knows none of
 the implementations, and nothing of the engine above it: it imports only the question it hands
 observers and the claims a relay forwards. The two hooks that are handed a Context (``OnElicit``, ``AnswerUrl``) live beside
@@ -12,8 +13,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, runtime_checkable
 
+from ask_mcp.protocol.forms import ElicitResult
 from ask_mcp.server.question import Question
 from ask_mcp.server.state import StateClaims
 
@@ -79,6 +81,32 @@ class QuestionObserver(Protocol):
     def ended(self, question: Question, status: str, answer: Mapping[str, Any] | None) -> None: ...
 
 
+@runtime_checkable
+class AskRecords(Protocol):
+    """The asks' durable record, which finishes a call whose parked handler is gone; the Django
+    recorder implements it beside :class:`QuestionObserver`.
+
+    Each method decides or attaches exactly once across workers and restarts (the record's row
+    is the one place an ask is decided) and raises what the call should read:
+    :class:`~ask_mcp.server.state.InvalidState` ``"used"`` when a call already collected the
+    decision, :class:`~ask_mcp.server.errors.ElicitationTimedOut` when the ask expired
+    unanswered, :class:`~ask_mcp.server.errors.QuestionNoLongerWaiting` when it was withdrawn.
+    """
+
+    async def decide(self, question: Question, reply: ElicitResult) -> ElicitResult:
+        """Decide `question`'s ask with `reply` and mark it collected by ``question.collector``.
+
+        Returns the decision the call takes: `reply`, or one an admin or a person made first
+        and no call collected yet. A row the crash lost is written anew.
+        """
+
+    async def reattach(self, question: Question) -> None:
+        """Attach this worker's call to `question`'s existing ask (by id), to wait on it.
+
+        Sets ``question.settled`` when the ask is decided and not yet collected.
+        """
+
+
 class Relay(Protocol):
     """Forwards a retry to the worker process holding its parked call."""
 
@@ -103,9 +131,13 @@ class Relay(Protocol):
         log_level: str | None,
     ) -> dict[str, Any]: ...
 
+    def waits_for(self, ask_id: str) -> bool:
+        """Whether a call in this worker still waits on `ask_id` (another attached to it)."""
+
 
 __all__ = [
     "NULL_STREAM",
+    "AskRecords",
     "InputChannel",
     "Notifier",
     "NullStream",

@@ -43,6 +43,31 @@ class StateClaims:
     principal: str
     binding: str
     expires_at: float
+    question: QuestionClaims | None = None
+    """The question the round waits on, when its call may be finished from the ask's record."""
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionClaims:
+    """The one question a round waits on, sealed so a retry can finish the call from its record
+    when the parked handler is gone (a restart, a dead worker): no database read on the hot path."""
+
+    ask: str
+    """The ask's id (hex): its row decides the call exactly once."""
+    key: str
+    """The inputRequests key the answer comes back under."""
+    attempt: int
+    """Which attempt at the form this round is (a re-ask says what was wrong)."""
+    route: str
+    """"client" (the client's form) or "url" (the person answers on the ask's page)."""
+
+
+def claims_from_dict(fields: Mapping[str, Any]) -> StateClaims:
+    """StateClaims back from :func:`dataclasses.asdict` (how a relay carries them between workers)."""
+    question = fields.get("question")
+    return StateClaims(
+        **{**fields, "question": QuestionClaims(**question) if question is not None else None}
+    )
 
 
 def derive_key(secret: str | bytes) -> bytes:
@@ -87,18 +112,18 @@ class StateSealer:
         )
 
     def seal(self, claims: StateClaims) -> str:
-        payload = json.dumps(
-            [
-                _VERSION,
-                claims.call,
-                claims.round,
-                claims.owner,
-                claims.principal,
-                claims.binding,
-                round(claims.expires_at, 3),
-            ],
-            separators=(",", ":"),
-        ).encode("utf-8")
+        fields: list[Any] = [
+            _VERSION,
+            claims.call,
+            claims.round,
+            claims.owner,
+            claims.principal,
+            claims.binding,
+            round(claims.expires_at, 3),
+        ]
+        if (question := claims.question) is not None:
+            fields.append([question.ask, question.key, question.attempt, question.route])
+        payload = json.dumps(fields, separators=(",", ":")).encode("utf-8")
         tag = hmac.new(self._keys[0], payload, hashlib.sha256).digest()[:_TAG_BYTES]
         return _b64(payload) + "." + _b64(tag)
 
@@ -122,12 +147,15 @@ class StateSealer:
         ):
             raise InvalidState("signature")
         try:
-            version, call, round_no, owner, principal, binding, expires_at = json.loads(payload)
+            fields = json.loads(payload)
+            version, call, round_no, owner, principal, binding, expires_at = fields[:7]
+            # States sealed before questions were (an earlier release) carry seven fields.
+            question = QuestionClaims(*fields[7]) if len(fields) == 8 else None
         except (ValueError, TypeError) as exc:
             raise InvalidState("malformed") from exc
         if version != _VERSION:
             raise InvalidState("version")
-        return StateClaims(call, round_no, owner, principal, binding, float(expires_at))
+        return StateClaims(call, round_no, owner, principal, binding, float(expires_at), question)
 
     def open_for(self, token: Any, *, binding: str, principal: str | None) -> StateClaims:
         """Verify a retry's requestState against the retry itself: its request and principal.

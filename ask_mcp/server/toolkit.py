@@ -16,6 +16,7 @@ from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal, TypeVar
 
+from ask_mcp.protocol.forms import ElicitResult
 from ask_mcp.server.prompts import Prompt, PromptArgument, prompt_arguments
 from ask_mcp.server.resources import CacheScope, Resource, ResourceTemplate
 
@@ -55,6 +56,22 @@ ToolOutput = ToolResult | str
 
 
 @dataclass(frozen=True, slots=True)
+class FromRecord:
+    """How a tool's call is finished from its ask's record when its parked handler is gone.
+
+    A parked handler dies with its process; the rule stands that no handler is re-run. A tool
+    may declare this only when its result is a pure function of its arguments and the person's
+    reply (``user_ask``'s is): the call is then finished by these two functions, with the answer
+    checked against the same form, and gives what the handler would have given.
+    """
+
+    form: Callable[[Mapping[str, Any]], tuple[str, Mapping[str, Any]]]
+    """The arguments' question: its message and its form's schema (what the handler asked)."""
+    result: Callable[[Mapping[str, Any], ElicitResult], ToolOutput]
+    """The tool's result for the arguments and the person's reply."""
+
+
+@dataclass(frozen=True, slots=True)
 class Tool:
     """One callable tool as tools/list shows it, with the handler that runs it."""
 
@@ -66,6 +83,9 @@ class Tool:
     annotations: Mapping[str, Any] | None = None
     required_capabilities: Mapping[str, Any] | None = None
     """Client capabilities the tool cannot run without; missing ones answer -32021 up front."""
+    from_record: FromRecord | None = None
+    """How a call is finished from its ask's record when its parked handler is gone (None:
+    such a call gets the plain "no longer waiting" result)."""
 
     def __post_init__(self) -> None:
         if not TOOL_NAME.fullmatch(self.name):
@@ -96,6 +116,8 @@ class ToolSpec:
     title: str | None
     annotations: Mapping[str, Any] | None
     required_capabilities: Mapping[str, Any] | None
+    from_record: tuple[str, str] | None = None
+    """The names of the toolkit's methods giving :class:`FromRecord`'s form and result."""
 
 
 def tool(
@@ -106,10 +128,13 @@ def tool(
     title: str | None = None,
     annotations: Mapping[str, Any] | None = None,
     required_capabilities: Mapping[str, Any] | None = None,
+    from_record: tuple[str, str] | None = None,
 ) -> Callable[[_F], _F]:
     """Mark a toolkit method `async def m(self, ctx, arguments)` as the tool `name`.
 
-    The description defaults to the method's docstring.
+    The description defaults to the method's docstring. `from_record` names two methods of the
+    toolkit, ``form(arguments)`` and ``result(arguments, reply)``: give them only when the
+    tool's result is a pure function of its arguments and the reply (see :class:`FromRecord`).
     """
 
     def mark(method: _F) -> _F:
@@ -121,6 +146,7 @@ def tool(
             title=title,
             annotations=annotations,
             required_capabilities=required_capabilities,
+            from_record=from_record,
         )
         return method
 
@@ -356,7 +382,14 @@ class Toolkit:
                 title=spec.title,
                 annotations=spec.annotations,
                 required_capabilities=spec.required_capabilities,
+                from_record=self._from_record(spec),
             )
+
+    def _from_record(self, spec: ToolSpec) -> FromRecord | None:
+        if spec.from_record is None:
+            return None
+        form, result = spec.from_record
+        return FromRecord(form=getattr(self, form), result=getattr(self, result))
 
     @classmethod
     def _members(cls) -> list[str]:

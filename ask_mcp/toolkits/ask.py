@@ -12,6 +12,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, Final
 
+from ask_mcp.protocol.forms import ElicitResult
 from ask_mcp.protocol.jsonrpc import json_type
 from ask_mcp.server.context import Context
 from ask_mcp.server.toolkit import Toolkit, ToolResult, tool
@@ -113,14 +114,28 @@ class AskToolkit(Toolkit):
         input_schema=INPUT_SCHEMA,
         title="Ask the user",
         annotations={"title": "Ask the user", "readOnlyHint": True, "openWorldHint": False},
+        # The result depends only on the arguments and the reply: a call whose parked handler
+        # is gone (a restart) is finished from its ask's record with the same two functions.
+        from_record=("form_of", "result_of"),
     )
     async def ask(self, ctx: Context, arguments: dict[str, Any]) -> ToolResult:
         try:
-            message = read_message(arguments)
-            schema = build_schema(arguments.get("questions"))
+            message, schema = self.form_of(arguments)
         except ArgumentProblem as problem:
             return ToolResult.text(str(problem), is_error=True)
         reply = await ctx.elicit(message, schema, timeout=self.timeout)
+        return self.result_of(arguments, reply)
+
+    def form_of(self, arguments: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+        """The question `arguments` ask: its message and its form's schema.
+
+        Raises:
+            ArgumentProblem: naming the argument to fix.
+        """
+        return read_message(arguments), build_schema(arguments.get("questions"))
+
+    def result_of(self, arguments: Mapping[str, Any], reply: ElicitResult) -> ToolResult:
+        """What the model reads for the person's reply: the answers as JSON, or the refusal."""
         if reply.action == "decline":
             return ToolResult.text(DECLINED_TEXT)
         if reply.action == "cancel":

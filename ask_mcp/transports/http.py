@@ -241,6 +241,14 @@ async def wait_for_disconnect(receive: Receive) -> None:
         pass
 
 
+STOPPING_TEXT: Final = (
+    "Service Unavailable: this server process is shutting down (a deploy or a restart). Send "
+    "the same request again: another worker, or this one once restarted, takes it, and every "
+    "question still waiting is kept."
+)
+"""The 503 of a request that reaches a worker while it stops (runtime.stop_gracefully)."""
+
+
 class McpEndpoint:
     """ASGI application for the MCP endpoint; route it at /mcp under Channels' URLRouter.
 
@@ -269,6 +277,8 @@ class McpEndpoint:
         declared = declared_era(headers.get(mcp.HEADER_PROTOCOL_VERSION), session_id)
         method = scope["method"]
         try:
+            if self.server.table.stopping:
+                raise HttpProblem(503, STOPPING_TEXT, [(b"retry-after", b"1")])
             check_host(headers)
             check_origin(headers)
             try:

@@ -35,6 +35,7 @@ from ask_mcp.protocol.jsonrpc import (
     result_message,
 )
 from ask_mcp.server.core import Server
+from ask_mcp.server.errors import CLIENT_CANCELLED
 from ask_mcp.server.legacy import LegacySession
 
 logger = logging.getLogger("ask_mcp.transports.stdio")
@@ -142,7 +143,7 @@ class StdioConnection:
         if message.method == "notifications/cancelled":
             call = self.calls.get(message.params.get("requestId"))  # type: ignore[arg-type]
             if call is not None:
-                call.cancel()
+                call.cancel(CLIENT_CANCELLED)
 
     async def _answer(self, request: Request) -> None:
         reply = await self._dispatch(request)

@@ -70,14 +70,22 @@ class InboxConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels i
             await self.send(text_data=html)
 
     async def inbox_ended(self, event: dict[str, Any]) -> None:
+        """An ask stopped waiting, or changed how it waits (no agent waits on it any more, one
+        attached, its answer was collected): still pending, only its agent line is redrawn, so
+        a draft being typed into its form stays as it is."""
         ask_hex = event["ask"]
-        if self.ask_id is not None:
-            if ask_hex == self.ask_id.hex:
-                html: str = await database_sync_to_async(self._state)()
-                if html:
-                    await self.send(text_data=html)
+        if self.ask_id is not None and ask_hex != self.ask_id.hex:
             return
-        if ask_hex in self.shown:
+        if self.ask_id is None and ask_hex not in self.shown:
+            return
+        html: str
+        pending, html = await database_sync_to_async(self._changed)(ask_hex)
+        if pending:
+            await self.send(text_data=html)
+        elif self.ask_id is not None:
+            if html:
+                await self.send(text_data=html)
+        else:
             self.shown.discard(ask_hex)
             await self.send(text_data=fragments.render_gone(ask_hex))
 
@@ -105,6 +113,17 @@ class InboxConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels i
             return ""
         asks_shown([ask], self.user)
         return fragments.render_asked(fragments.socket_request(self.scope, self.user), ask)
+
+    def _changed(self, ask_hex: str) -> tuple[bool, str]:
+        """Whether the ask still waits, and what to send: its agent line, or (on its own page)
+        its closed state."""
+        ask = Ask.objects.with_people().filter(pk=uuid.UUID(ask_hex)).first()
+        if ask is None:
+            return False, ""
+        request = fragments.socket_request(self.scope, self.user)
+        if ask.is_pending:
+            return True, fragments.render_waiting(request, ask)
+        return False, self._state() if self.ask_id is not None else ""
 
     def _state(self) -> str:
         if self.ask_id is None:

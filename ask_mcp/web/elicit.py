@@ -1,9 +1,9 @@
 """The web `on_elicit`: a question waits for a browser answer at the URL it reports; answering is the views'.
 
 A question for a client that cannot show forms becomes a pending ask (recorded by the
-recorder before this runs), is announced to every open inbox over the channel layer, and the
-call waits in the worker holding it until someone settles the ask through the relay (a
-browser answer, an admin's cancel). Meanwhile the call reports progress with the URL where
+recorder before this runs, or attached to the ask an earlier call asking the same left), is
+announced to every open inbox over the channel layer, and the call waits in the worker holding
+it until someone settles the ask through the relay (a browser answer, an admin's cancel). Meanwhile the call reports progress with the URL where
 the person can answer.
 """
 
@@ -19,7 +19,7 @@ from django.urls import reverse
 
 from ask_mcp import conf
 from ask_mcp.records.events import ASKED, announce
-from ask_mcp.server.context import Context, OnElicit
+from ask_mcp.server.context import AnswerUrl, Context, OnElicit
 from ask_mcp.server.question import Question
 from ask_mcp.team import notify
 from ask_mcp.workers.relay import ChannelRelay
@@ -39,8 +39,9 @@ async def ask_in_browser(question: Question, ctx: Context) -> Mapping[str, Any]:
     relay = ctx.table.relay
     if not isinstance(relay, ChannelRelay):
         raise RuntimeError("the browser inbox needs CHANNEL_LAYERS['default'] (see ask_mcp.E010)")
-    relay.expect(question.id)  # registered before anyone can see the ask, so no answer is missed
-    if question.attempt == 1:
+    # Registered before anyone can see the ask, so no answer is missed.
+    relay.expect(question.id, previous=question.attached_from)
+    if question.attempt == 1 and not question.attached:  # an attached call's ask was announced
         await announce(ASKED, [question.id])
         try:
             await notify.announce(question, answer_url(question.id, ctx.base_url))
@@ -70,6 +71,15 @@ async def _report_waiting(ctx: Context, url: str) -> None:
         raise
     except Exception:  # a broken stream ends the reports, never the wait
         logger.debug("progress report failed", exc_info=True)
+
+
+def page_url() -> AnswerUrl:
+    """Factory for ASK_MCP["ANSWER_URL"]: URL mode sends clients to the ask's page in the inbox."""
+
+    def url(question: Question, ctx: Context) -> str:
+        return answer_url(question.id, ctx.base_url)
+
+    return url
 
 
 def on_elicit() -> OnElicit:

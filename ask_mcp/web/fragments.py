@@ -29,6 +29,17 @@ ASKS: Final = "ask_mcp/asks.html"
 """The template holding every partial an ask is drawn with, on pages and pushed live."""
 
 
+NO_AGENT_WAITING: Final = (
+    "No agent is waiting right now: its connection dropped or its server restarted. You can "
+    "still answer; the answer is kept until the agent asks again and collects it."
+)
+"""What a pending ask's card says when no call waits on it (README, Nothing lost)."""
+AWAITS_COLLECTION: Final = (
+    "Answered, waiting for the agent to collect it: it is kept until the agent's call takes it."
+)
+"""What a decided ask says until a call has taken its decision."""
+
+
 @dataclass(slots=True)
 class AskItem:
     """One ask with its form (or how it ended), as the templates draw it."""
@@ -37,6 +48,8 @@ class AskItem:
     fields: list[FormField] = field(default_factory=list)
     sent: bool | None = None
     """True: this request's answer won; False: it came too late; None: nothing was submitted."""
+    delivered: bool = False
+    """With `sent`: the agent has the answer now (else it waits to be collected)."""
     history: list[AskEvent] = field(default_factory=list)
     """The ask's events, oldest first (its own page shows them)."""
     notice: str | None = None
@@ -49,6 +62,20 @@ class AskItem:
     @property
     def answerable(self) -> bool:
         return self.ask.awaits_browser_answer
+
+    @property
+    def agent_line(self) -> str:
+        """Whether an agent waits for this ask or has its decision, in a person's words."""
+        ask = self.ask
+        if ask.route == Ask.Route.CLIENT:
+            return ""
+        if ask.is_pending:
+            return "" if ask.agent_waiting else NO_AGENT_WAITING
+        if ask.is_decided and ask.collected_at is None:
+            return AWAITS_COLLECTION
+        if ask.is_decided:
+            return "The agent has this answer."
+        return ""
 
     @property
     def answer_rows(self) -> list[tuple[str, str]]:
@@ -121,3 +148,8 @@ def render_gone(ask_hex: str) -> str:
 def render_state(request: HttpRequest, ask: Ask, *, oob: bool) -> str:
     """An ask page's state block: the form while pending, how it ended otherwise."""
     return render_to_string(f"{ASKS}#ask-state", {"item": item(ask), "oob": oob}, request)
+
+
+def render_waiting(request: HttpRequest, ask: Ask) -> str:
+    """A pending ask's agent line alone (out of band), so its form and any draft stay put."""
+    return render_to_string(f"{ASKS}#ask-waiting", {"item": item(ask), "oob": True}, request)

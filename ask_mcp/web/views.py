@@ -112,7 +112,8 @@ async def _answer(request: HtmxHttpRequest, user: User | AnonymousUser, ask: Ask
         answered = await ask_answer(ask=ask, reply=reply, user=user, relay=runtime.relay())
     except ChannelLayerUnavailable:
         return _not_delivered(request, ask, from_inbox)
-    return _after(request, AskItem(answered.ask, sent=answered.taken), from_inbox)
+    shown = AskItem(answered.ask, sent=answered.won, delivered=answered.delivered)
+    return _after(request, shown, from_inbox)
 
 
 def _invalid(request: HtmxHttpRequest, shown: AskItem, from_inbox: bool) -> HttpResponse:

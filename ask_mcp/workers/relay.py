@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
+import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import asdict
 from typing import Any, Final
@@ -32,7 +33,7 @@ from ask_mcp.server.errors import (
     QuestionNoLongerWaiting,
 )
 from ask_mcp.server.ports import Stream
-from ask_mcp.server.state import InvalidState, StateClaims
+from ask_mcp.server.state import InvalidState, StateClaims, claims_from_dict
 from ask_mcp.workers.loops import alive_here, start_in_loop
 
 logger = logging.getLogger("ask_mcp.workers.relay")
@@ -66,6 +67,10 @@ class RelayedStream:
         )
 
 
+_relays_here: weakref.WeakValueDictionary[str, ChannelRelay] = weakref.WeakValueDictionary()
+"""This process's relays by worker name: on the in-memory layer, the only workers there are."""
+
+
 class ChannelRelay:
     """A worker's channel on the layer, its listener, and the calls waiting on it."""
 
@@ -74,12 +79,15 @@ class ChannelRelay:
     ) -> None:
         self.alias = alias
         self.worker = f"askmcp.worker.{uuid.uuid4().hex}"
+        _relays_here[self.worker] = self
         self.ack_timeout = ack_timeout
         self._layer = layer
         self._table: ElicitationTable | None = None
         self._listener: asyncio.Task[None] | None = None
         self._replies: dict[str, asyncio.Queue[dict[str, Any]]] = {}
         self._settlements: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._waiters: dict[str, int] = {}
+        self._forward: dict[str, str] = {}
         self._serving: dict[str, asyncio.Task[None]] = {}
         self._handlers: dict[str, Callable[[dict[str, Any]], None]] = {}
         self._groups: dict[str, int] = {}
@@ -209,6 +217,8 @@ class ChannelRelay:
             JsonRpcError: the round ended in a protocol error, or the layer is down (-32603
                 saying so: the call was not reached, so the same retry may be sent again).
         """
+        if self._gone(claims.owner):
+            raise QuestionNoLongerWaiting  # (one process) its owner stopped: no one to ask
         self.ensure_listening()
         corr = uuid.uuid4().hex
         queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
@@ -277,7 +287,7 @@ class ChannelRelay:
                 if table is None:
                     raise QuestionNoLongerWaiting
                 result = await table.resume_local(
-                    StateClaims(**message["claims"]),
+                    claims_from_dict(message["claims"]),
                     message["responses"],
                     stream=RelayedStream(self, reply_to, corr),
                     progress_token=message.get("progress_token"),
@@ -312,20 +322,40 @@ class ChannelRelay:
 
     # ------------------------------------------------------------------ answers settled elsewhere
 
-    def expect(self, ask_id: str) -> asyncio.Future[dict[str, Any]]:
-        """Register, in the holding worker, that `ask_id` waits here for a settlement."""
+    def expect(self, ask_id: str, *, previous: str | None = None) -> asyncio.Future[dict[str, Any]]:
+        """Register, in the holding worker, that `ask_id` waits here for a settlement.
+
+        Several calls may wait on one ask (a call asking the same attached to it): they share
+        the settlement. `previous` is the worker that held the ask before this one attached to
+        it; a settlement reaching this worker is passed on to it, so its calls get it too.
+        """
         self.ensure_listening()
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._settlements[ask_id] = future
+        future = self._settlements.get(ask_id)
+        if future is None or future.done():
+            future = asyncio.get_running_loop().create_future()
+            self._settlements[ask_id] = future
+        if previous and previous != self.worker:
+            self._forward[ask_id] = previous
         return future
 
     async def wait_settled(self, ask_id: str) -> dict[str, Any]:
         """Wait in the holding worker until someone settles `ask_id` (see :meth:`settle`)."""
         future = self._settlements.get(ask_id) or self.expect(ask_id)
+        self._waiters[ask_id] = self._waiters.get(ask_id, 0) + 1
         try:
-            return await future
+            # Shielded: one waiter leaving (its client went) must not cancel the others' wait.
+            return await asyncio.shield(future)
         finally:
-            self._settlements.pop(ask_id, None)
+            left = self._waiters.pop(ask_id) - 1
+            if left:
+                self._waiters[ask_id] = left
+            elif self._settlements.get(ask_id) is future:
+                del self._settlements[ask_id]
+                self._forward.pop(ask_id, None)
+
+    def waits_for(self, ask_id: str) -> bool:
+        """Whether a call in this worker still waits on `ask_id`."""
+        return self._waiters.get(ask_id, 0) > 0
 
     async def settle(
         self, worker: str, ask_id: str, reply: Mapping[str, Any], call_id: str | None = None
@@ -340,6 +370,8 @@ class ChannelRelay:
         """
         if worker == self.worker:
             return self._settle_here(ask_id, dict(reply), call_id)
+        if self._gone(worker):
+            return False
         message = {"type": "ask.settle", "ask": ask_id, "call": call_id, "reply": dict(reply)}
         return await self._ask_holder(worker, message)
 
@@ -347,12 +379,27 @@ class ChannelRelay:
         future = self._settlements.get(ask_id)
         if future is not None and not future.done():
             future.set_result(reply)
+            previous = self._forward.pop(ask_id, None)
+            if previous is not None:
+                start_in_loop(self._pass_on(previous, ask_id, reply), name="ask_mcp pass on")
             return True
         if call_id is not None and self._table is not None:
             return self._table.answer_parked(
                 call_id, read_elicit_result(reply) or ElicitResult("decline")
             )
         return False
+
+    def _gone(self, worker: str) -> bool:
+        """Nobody holds the ask, or (the in-memory layer is one process's) the worker that did
+        has stopped: no need to wait `ack_timeout` for an answer that cannot come."""
+        return not worker or (not self.spans_processes and worker not in _relays_here)
+
+    async def _pass_on(self, worker: str, ask_id: str, reply: dict[str, Any]) -> None:
+        """Settle the calls of the worker that held `ask_id` before this one (best effort)."""
+        try:
+            await self.settle(worker, ask_id, reply)
+        except ChannelLayerUnavailable:
+            logger.warning("could not pass ask %s's answer on to %s", ask_id, worker)
 
     async def expire(self, worker: str, ask_id: str, call_id: str | None = None) -> bool:
         """End an ask as expired in the worker holding it (the held call gets the timeout result).
@@ -361,6 +408,8 @@ class ChannelRelay:
         """
         if worker == self.worker:
             return self._expire_here(ask_id, call_id)
+        if self._gone(worker):
+            return False
         return await self._ask_holder(
             worker, {"type": "ask.expire", "ask": ask_id, "call": call_id}
         )

@@ -21,6 +21,7 @@ from typing import Any, Final
 
 from ask_mcp.models import LegacySessionRecord, storable
 from ask_mcp.protocol.jsonrpc import RequestId, Response, notification_message
+from ask_mcp.server.errors import CLIENT_CANCELLED
 from ask_mcp.server.legacy import LegacySession
 from ask_mcp.workers.loops import alive_here, start_in_loop
 from ask_mcp.workers.relay import ChannelRelay
@@ -231,7 +232,7 @@ class LegacySessions:
         task = self._inflight.get(session_id, {}).get(request_id)
         if task is None:
             return False
-        task.cancel()
+        task.cancel(CLIENT_CANCELLED)  # explicit: its ask is withdrawn at once
         return True
 
     async def open_stream(self, session_id: str) -> SessionStream:

@@ -34,7 +34,7 @@ from mcp.types import CallToolResult, InputRequiredResult
 
 from ask_mcp import MCPServer
 from ask_mcp.protocol.jsonrpc import MAX_DEPTH
-from ask_mcp.server.state import StateClaims, StateSealer, derive_key
+from ask_mcp.server.state import QuestionClaims, StateClaims, StateSealer, derive_key
 from ask_mcp.toolkits.conformance import Conformance
 from ask_mcp.transports.http import McpEndpoint
 from tests.interaction.test_mrtr import Person as ClientPerson
@@ -602,9 +602,11 @@ def secured(live_servers: LiveServers, tokens: dict[str, str]) -> LiveServer:
 def forged(state: str) -> str:
     """The same claims, sealed with a key that is not the server's."""
     payload = json.loads(base64.urlsafe_b64decode(state.split(".")[0] + "=="))
-    _, call, round_no, owner, principal, binding, expires_at = payload
+    _, call, round_no, owner, principal, binding, expires_at = payload[:7]
+    question = QuestionClaims(*payload[7]) if len(payload) == 8 else None
     sealer = StateSealer([derive_key("an attacker's own secret key, 32+ bytes long")])
-    return sealer.seal(StateClaims(call, round_no, owner, principal, binding, expires_at))
+    claims = StateClaims(call, round_no, owner, principal, binding, expires_at, question)
+    return sealer.seal(claims)
 
 
 @dataclass(frozen=True)
@@ -835,7 +837,7 @@ async def test_a_bad_form_post_is_refused_and_overwrites_nothing(
 
         if call is not None:  # the ask still waits: the genuine answer lands, once
             sent = await as_admin.answer(ask_id, answer="genuine")
-            assert "Sent: the waiting call has your reply." in page_text(sent.text)
+            assert "Sent: the agent has your reply." in page_text(sent.text)
             result = await call.result()
             assert result["result"]["content"][0]["text"] == '{"answer":"genuine"}'
             row = (await calls.records(http, web.mcp_url))[ask_id]
@@ -859,8 +861,9 @@ async def make_ask(
         return call.ask_id, call
     if state == "withdrawn":
         async with held_call(url, message=message, http=http) as call:
-            pass  # the client leaves
+            pass  # the client leaves; no call asks the same within DETACHED_GRACE_SECONDS
         await wait_ended(http, url, call.ask_id)
+        await wait_status(http, url, call.ask_id, "withdrawn")
         return call.ask_id, None
     if state == "expired":
         async with held_call(
@@ -894,6 +897,15 @@ async def make_ask(
         http, url, "probe_form", message=message, schema=ANSWER_SCHEMA, timeout=30
     )
     return calls.by_message(await calls.records(http, url), message)["id"], None
+
+
+async def wait_status(http: httpx2.AsyncClient, url: str, ask_id: str, status: str) -> None:
+    """Until the sweeper has given the ask `status` (bounded: a few sweeps, each 10 s at most)."""
+    for _ in range(10):
+        if (await calls.records(http, url))[ask_id]["status"] == status:
+            return
+        assert (await calls.probe(http, url, "next_sweep"))["swept"] is True
+    raise AssertionError(f"ask {ask_id} never became {status}")
 
 
 async def wait_ended(http: httpx2.AsyncClient, url: str, ask_id: str) -> None:

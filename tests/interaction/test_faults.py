@@ -25,7 +25,6 @@ import httpx2
 import pytest
 
 from ask_mcp.records.recorder import NOT_RECORDED
-from ask_mcp.server.errors import NO_LONGER_WAITING_TEXT
 from ask_mcp.toolkits.ask import CANCELLED_TEXT
 from ask_mcp.web.middleware import UNAVAILABLE
 from ask_mcp.web.views import NOT_DELIVERED
@@ -141,8 +140,9 @@ STEPS: dict[str, Step] = {
     "MRTR: before the handler asks": Step(before_it_asks, None),
     "MRTR: between rounds, never retrying": Step(between_rounds, "expired"),
     "MRTR: during the retry, while the handler runs on": Step(during_the_retry, "accepted"),
-    "held: while the response is still JSON": Step(while_held_as_json, "withdrawn"),
-    "held: while streaming progress": Step(while_streaming_progress, "withdrawn"),
+    # The call ends with its connection; its ask stays answerable (DETACHED_GRACE_SECONDS).
+    "held: while the response is still JSON": Step(while_held_as_json, "pending"),
+    "held: while streaming progress": Step(while_streaming_progress, "pending"),
 }
 
 
@@ -171,10 +171,12 @@ async def test_a_client_that_leaves_frees_its_place(one_place: LiveServer, step:
 # ---------------------------------------------------------------- a server killed mid-question
 
 
-async def test_a_server_killed_with_questions_waiting_leaves_none_pending(
+async def test_a_server_killed_with_questions_waiting_loses_none_of_them(
     live_servers: LiveServers,
 ) -> None:
-    config = {**WEB_CONFIG, "INSTRUCTIONS": "to be killed"}
+    """SIGKILL with a question answered, one parked at the client (MRTR) and one held for the
+    inbox; the next server on the same database finishes both waiting calls."""
+    config = {**WEB_CONFIG, "INSTRUCTIONS": "to be killed", "DETACHED_GRACE_SECONDS": 600}
     first = live_servers.start(config)
     admin = quickstart_admin(first)
     answered, parked, held = unique("Answered"), unique("Parked"), unique("Held")
@@ -189,7 +191,7 @@ async def test_a_server_killed_with_questions_waiting_leaves_none_pending(
                 assert text(await call.result()) == '{"answer":"kept"}'
             state = await first_round(http, first.mcp_url, "user_ask", message=parked)
             waiting = held_call(first.mcp_url, message=held, http=http)
-            await waiting.__aenter__()
+            held_ask = (await waiting.__aenter__()).ask_id
             rows = await calls.records(http, first.mcp_url)  # all three written
             assert [by_message(rows, m)["status"] for m in (answered, parked, held)] == [
                 "accepted",
@@ -205,22 +207,38 @@ async def test_a_server_killed_with_questions_waiting_leaves_none_pending(
 
     second = live_servers.start(config, db=first.db)
     try:
-        async with asyncio.timeout(60), calls.client() as http:
-            # Its own sweeper runs from its first request on, and closes what the crash left.
+        async with (
+            asyncio.timeout(60),
+            calls.client() as http,
+            signed_in_http(second, admin) as person,
+        ):
             assert await probe(http, second.mcp_url, "swept") == {"swept": True}
-            rows = await calls.records(http, second.mcp_url)
+            after_restart = await calls.records(http, second.mcp_url)
+            # The MRTR client retries with its state: finished from the record, not re-run.
             late = await answer_round(
-                http, second.mcp_url, "user_ask", state, accept("too late"), message=parked
+                http, second.mcp_url, "user_ask", state, accept("after the restart"), message=parked
             )
+            # The inbox client calls again with the same arguments: it attaches, no second card.
+            async with held_call(second.mcp_url, message=held, http=http) as again:
+                assert again.ask_id == held_ask
+                sent = await person.answer(held_ask, answer="still here")
+                assert "Sent: the agent has your reply." in page_text(sent.text)
+                result = await again.result()
+            rows = await calls.records(http, second.mcp_url)
     finally:
         live_servers.stop(second)
+    for message in (parked, held):
+        row = by_message(after_restart, message)
+        assert row["status"] == "pending", "a crash ends no ask"
+    assert text(late) == '{"answer":"after the restart"}' and late["result"]["isError"] is False
+    assert text(result) == '{"answer":"still here"}'
+    assert len([row for row in rows.values() if row["message"] == held]) == 1
+    for message, answer in ((parked, "after the restart"), (held, "still here")):
+        row = by_message(rows, message)
+        assert (row["status"], row["answer"]) == ("accepted", {"answer": answer})
+        assert row["collected_at"] is not None, "the history says it was delivered"
     kept = by_message(rows, answered)
     assert (kept["status"], kept["answer"]) == ("accepted", {"answer": "kept"})
-    for message in (parked, held):
-        row = by_message(rows, message)
-        assert (row["status"], row["answer"]) == ("withdrawn", None)
-    assert late["result"]["isError"] is False
-    assert text(late) == NO_LONGER_WAITING_TEXT
 
 
 # ---------------------------------------------------------------- Redis and PostgreSQL away
@@ -305,7 +323,7 @@ async def test_with_redis_away_an_answer_on_another_worker_is_refused_and_lands_
             assert (row["status"], row["answer"]) == ("pending", None)  # nothing half-recorded
 
             sent = await person.answer(call.ask_id, answer="after")
-            assert "Sent: the waiting call has your reply." in page_text(sent.text)
+            assert "Sent: the agent has your reply." in page_text(sent.text)
             assert text(await call.result()) == '{"answer":"after"}'
         row = by_message(await calls.records(http, pair.a.mcp_url), message)
     assert (row["status"], row["answer"]) == ("accepted", {"answer": "after"})
@@ -370,7 +388,7 @@ async def test_with_postgresql_away_errors_say_so_and_nothing_is_lost(pair: Pair
                 assert done == '{"answer":"offline"}'
             # Back, nothing restarted: the held question takes its answer.
             sent = await person.answer(call.ask_id, answer="after")
-            assert "Sent: the waiting call has your reply." in page_text(sent.text)
+            assert "Sent: the agent has your reply." in page_text(sent.text)
             assert text(await call.result()) == '{"answer":"after"}'
         rows = await calls.records(http, url)  # the recorder kept what it could not write
     assert (by_message(rows, offline)["status"], by_message(rows, offline)["answer"]) == (
@@ -381,7 +399,8 @@ async def test_with_postgresql_away_errors_say_so_and_nothing_is_lost(pair: Pair
         "accepted",
         {"answer": "after"},
     )
-    assert by_message(rows, refused_ask)["status"] == "withdrawn"
+    # Refused before anyone was shown it, and the model was told: no ask was left to answer.
+    assert [row for row in rows.values() if row["message"] == refused_ask] == []
 
 
 async def test_nul_characters_postgresql_cannot_store_are_recorded_and_lose_nothing(
@@ -400,7 +419,7 @@ async def test_nul_characters_postgresql_cannot_store_are_recorded_and_lose_noth
         assert done == '{"answer":"a\\u0000b"}'  # the model gets exactly what was sent
         async with held_call(url, message=shown, http=http) as call:
             sent = await person.answer(call.ask_id, answer="c\x00d")
-            assert "Sent: the waiting call has your reply." in page_text(sent.text)
+            assert "Sent: the agent has your reply." in page_text(sent.text)
             assert text(await call.result()) == '{"answer":"c\\u0000d"}'
         rows = await calls.records(http, url)
     row = by_message(rows, asked.replace("\x00", "\ufffd"))
@@ -460,7 +479,7 @@ async def test_an_answer_waits_out_a_brief_write_lock(
             done, _ = await asyncio.wait({posting}, timeout=0.5)
             assert not done  # the answer's UPDATE waits for the lock…
         sent = await posting  # …and completes once it is released
-        assert "Sent: the waiting call has your reply." in page_text(sent.text)
+        assert "Sent: the agent has your reply." in page_text(sent.text)
         assert text(await call.result()) == '{"answer":"patient"}'
 
 
@@ -478,7 +497,7 @@ async def test_a_lock_held_too_long_is_a_clear_error_and_loses_nothing(
             done = await answered_by_client(http, url, meanwhile, "meanwhile")
             assert done == '{"answer":"meanwhile"}'
         sent = await person.answer(call.ask_id, answer="after the lock")
-        assert "Sent: the waiting call has your reply." in page_text(sent.text)
+        assert "Sent: the agent has your reply." in page_text(sent.text)
         assert text(await call.result()) == '{"answer":"after the lock"}'
         rows = await calls.records(http, url)
     assert by_message(rows, meanwhile)["answer"] == {"answer": "meanwhile"}

@@ -268,7 +268,7 @@ async def test_every_field_kind_renders_from_the_schema_and_reads_back_as_json(
             "title": "Spring release",
         },
     }
-    await expect(page.get_by_text("Sent: the waiting call has your reply.")).to_be_visible()
+    await expect(page.get_by_text("Sent: the agent has your reply.")).to_be_visible()
     await expect(page.locator("dl.answer")).to_contain_text("Asia Pacific (Mumbai)")
 
 
@@ -367,9 +367,11 @@ async def test_two_people_submitting_at_once_one_wins_and_the_other_sees_who(
     assert row["status"] == "accepted" and row["answer"] == {"answer": answer}
 
 
-async def test_a_client_that_leaves_withdraws_its_question_everywhere(
+async def test_a_client_that_leaves_is_shown_then_withdrawn_after_the_grace_window(
     web: LiveServer, admin: Person, open_as: OpenAs
 ) -> None:
+    """The card says no agent waits, keeps what is typed, and goes once DETACHED_GRACE_SECONDS
+    (1 s here) pass with no call asking the same again."""
     inbox = await open_as(admin)
     await live_inbox(inbox)
     message = unique("Still there?")
@@ -380,10 +382,14 @@ async def test_a_client_that_leaves_withdraws_its_question_everywhere(
     await plain.goto(path)
     await plain.get_by_label("answer").fill("too late")
 
+    typed = card(inbox, message).get_by_label("answer")
+    await typed.fill("a draft")
     call.cancel()  # the client closes its stream
     with pytest.raises(asyncio.CancelledError):
         await call
-    await expect(card(inbox, message)).to_have_count(0)  # removed live
+    await expect(card(inbox, message).get_by_text("No agent is waiting right now")).to_be_visible()
+    await expect(typed).to_have_value("a draft")  # redrawn live without touching the form
+    await expect(card(inbox, message)).to_have_count(0)  # withdrawn by the sweeper, live
 
     await plain.get_by_role("button", name="Send answer").click()
     await expect(plain.get_by_text("Your reply was not sent.")).to_be_visible()

@@ -128,7 +128,7 @@ async def test_two_hundred_answers_racing_for_a_hundred_questions(
         winners: dict[str, str] = {}
         for (call, name), page in zip(posts, pages, strict=True):
             shown = page_text(page.text)
-            if "Sent: the waiting call has your reply." in shown:
+            if "Sent: the agent has your reply." in shown:
                 assert call.ask_id not in winners, "answered twice"
                 winners[call.ask_id] = name
         assert len(winners) == ASKS  # every question has exactly one winner

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from mcp import Client
+from mcp import Client, MCPError
 from mcp.types import CallToolResult, InputRequiredResult
 from playwright.async_api import expect
 
@@ -172,7 +172,7 @@ def test_a_legacy_session_opened_on_a_is_served_by_b(workers: Pair) -> None:
     assert ping.status_code == 404
 
 
-async def test_when_the_worker_holding_a_call_dies_its_retry_gets_no_longer_waiting(
+async def test_when_the_worker_holding_a_call_dies_another_finishes_it_from_the_record(
     live_servers: LiveServers,
     workers: Pair,
 ) -> None:
@@ -192,7 +192,14 @@ async def test_when_the_worker_holding_a_call_dies_its_retry_gets_no_longer_wait
                 "user_ask", arguments, first.request_state, {"user_ask": accept(answer="too late")}
             )
     assert isinstance(late, CallToolResult) and late.is_error is False
-    assert text_of(late).startswith("That question is no longer waiting")
+    assert text_of(late) == '{"answer":"too late"}', "user_ask's result needs no parked handler"
+    # The same state again is a replay: the ask was decided and collected once.
+    async with asyncio.timeout(30), Client(workers.b.mcp_url, mode="2026-07-28") as client:
+        with pytest.raises(MCPError) as replay:
+            await Rounds(client).retry(
+                "user_ask", arguments, first.request_state, {"user_ask": accept(answer="again")}
+            )
+    assert "already used" in str(replay.value)
 
 
 @pytest.fixture(scope="module")

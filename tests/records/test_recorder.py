@@ -59,9 +59,10 @@ async def test_questions_sent_to_the_client_are_recorded_with_how_they_ended(
     assert first < second
 
 
-async def test_a_browser_question_whose_client_leaves_is_recorded_as_withdrawn(
+async def test_a_browser_question_whose_client_leaves_stays_answerable_with_no_agent_waiting(
     web: LiveServer,
 ) -> None:
+    """The 2026-07-28 call ends with its connection; its ask does not (DETACHED_GRACE_SECONDS)."""
     body = request_body(
         "tools/call",
         {"name": "user_ask", "arguments": {"message": "Anyone there?"}},
@@ -86,5 +87,6 @@ async def test_a_browser_question_whose_client_leaves_is_recorded_as_withdrawn(
     ended = await call_tool(web.mcp_url, "probe_wait", {"kind": "ended", "key": ask_hex})
     assert json.loads(text_of(ended))["fired"] is True
     (row,) = [row for row in await records(web) if row["id"] == ask_hex]
-    assert row["route"] == "browser" and row["status"] == "withdrawn"
+    assert row["route"] == "browser" and row["status"] == "pending"
+    assert row["worker"] == "" and row["detached_at"] is not None, "no agent waits on it now"
     assert row["client_name"] == "leaver" and row["call_id"] == ""

@@ -16,6 +16,7 @@ from ask_mcp.protocol.forms import ElicitResult
 from ask_mcp.server.context import Caller, Context
 from ask_mcp.server.elicitation import ElicitationTable
 from ask_mcp.server.errors import (
+    CLIENT_CANCELLED,
     ElicitationCapacityExceeded,
     ElicitationTimedOut,
     ElicitationUnavailable,
@@ -181,7 +182,14 @@ async def test_dropping_a_parked_call_cancels_its_handler_and_frees_its_place() 
         await resume(table, result, {"colour": accept("late")})
 
 
-async def test_a_cancelled_request_drops_its_running_call_as_withdrawn() -> None:
+@pytest.mark.parametrize(
+    ("message", "reason"),
+    [(None, "detached"), (CLIENT_CANCELLED, "withdrawn")],
+    ids=["connection-dropped", "client-cancelled"],
+)
+async def test_a_cancelled_request_drops_its_running_call(message: str | None, reason: str) -> None:
+    """A dropped connection detaches the call (its browser ask stays answerable a while); the
+    client's explicit cancel withdraws it."""
     table, observer = make_table()
     asked = asyncio.Event()
 
@@ -196,7 +204,7 @@ async def test_a_cancelled_request_drops_its_running_call_as_withdrawn() -> None
     )
     async with asyncio.timeout(WAIT):
         await asked.wait()
-    running.cancel()
+    running.cancel(message)
     with pytest.raises(asyncio.CancelledError):
         async with asyncio.timeout(WAIT):
             await running
@@ -206,7 +214,7 @@ async def test_a_cancelled_request_drops_its_running_call_as_withdrawn() -> None
     with pytest.raises(asyncio.CancelledError):
         async with asyncio.timeout(WAIT):
             await task
-    assert ctx.input_channel.end_reason == "withdrawn" and table.waiting == 0
+    assert ctx.input_channel.end_reason == reason and table.waiting == 0
     assert observer.endings == []
 
 
@@ -242,10 +250,10 @@ async def test_the_ttl_bounds_every_question_and_an_expired_state_is_timed_out()
     clock.now += 31
     with pytest.raises(ElicitationTimedOut):
         await resume(table, result, {"colour": accept("late")})
-    table.cancel_all()
+    table.cancel_all()  # a shutdown: the ask is left pending for the record
     async with asyncio.timeout(WAIT):
         await observer.ended_event.wait()
-    assert observer.endings == ["expired"] and table.waiting == 0
+    assert observer.endings == ["stopped"] and table.waiting == 0
 
 
 async def test_without_forms_a_question_goes_to_on_elicit_and_a_misfit_answer_is_asked_again() -> (

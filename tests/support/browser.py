@@ -35,9 +35,11 @@ WEB_CONFIG: Final[dict[str, Any]] = {
     "ON_ELICIT": "ask_mcp.web.elicit.on_elicit",
     "OBSERVER": "tests.support.probe.recording_observer",
     "SWEEP_SECONDS": 0.5,
+    "DETACHED_GRACE_SECONDS": 1.0,
     "ALLOW_ANONYMOUS_LOOPBACK": True,
 }
-"""The askserver default (browser inbox + recorder), with the probe toolkit and a quick sweeper;
+"""The askserver default (browser inbox + recorder), with the probe toolkit, a quick sweeper and
+a short grace for asks whose client left (the durability tests keep the default 10 minutes);
 its MCP clients connect anonymously from loopback (the routing tests use tokens)."""
 
 expect.set_options(timeout=10_000)

@@ -95,6 +95,7 @@ async def held_call(
     tool: str = "user_ask",
     headers: dict[str, str] | None = None,
     http: httpx2.AsyncClient | None = None,
+    meta: dict[str, Any] | None = None,
     **arguments: Any,
 ) -> AsyncIterator[HeldCall]:
     """Start a held call and yield once the server reported where to answer it.
@@ -111,6 +112,7 @@ async def held_call(
             "io.modelcontextprotocol/clientInfo": {"name": "held", "version": "1"},
             "io.modelcontextprotocol/clientCapabilities": {},
             "progressToken": "p",
+            **(meta or {}),
         },
     )
     async with contextlib.AsyncExitStack() as stack:

@@ -115,17 +115,20 @@ class LiveServers:
         extra_env: dict[str, str] | None = None,
         db: Path | None = None,
         server: str = "daphne",
+        port: int = 0,
     ) -> LiveServer:
         """Start a server; with `db`, on that database (a restart), else on a fresh copy.
 
         `server` is daphne (the default, as `make run`) or uvicorn (`make run SERVER=uvicorn`).
+        With `port`, on that port (a restart where clients keep their URL, as `make run` again).
         """
         index = len(list(self.workdir.glob("server-*.log")))
         if db is None:
             db = self.workdir / f"server-{index}.sqlite3"
             shutil.copyfile(self.template_db(), db)
         listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        listener.bind(("127.0.0.1", 0))
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", port))
         listener.listen(512)
         port = listener.getsockname()[1]
         os.set_inheritable(listener.fileno(), True)

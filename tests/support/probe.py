@@ -12,7 +12,10 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping
 from typing import Any
 
+from ask_mcp.protocol.forms import ElicitResult
 from ask_mcp.server import Context, Question, QuestionObserver, Toolkit, ToolResult, tool
+from ask_mcp.server.errors import QuestionNoLongerWaiting
+from ask_mcp.server.ports import AskRecords
 
 KEY_SCHEMA = {"type": "object", "properties": {"key": {"type": "string"}}, "required": ["key"]}
 ANSWER = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
@@ -64,6 +67,22 @@ class ProbeObserver:
         EVENTS.set("ended", question.tool)
         EVENTS.set("ended", question.id)
         EVENTS.set("ended-count", str(len(self.ended_log)))
+
+    async def flush(self) -> None:
+        flush = getattr(self.inner, "flush", None)
+        if flush is not None:
+            await flush()
+
+    # AskRecords, passed on to the real recorder (without one, nothing is on record).
+    async def decide(self, question: Question, reply: ElicitResult) -> ElicitResult:
+        if not isinstance(self.inner, AskRecords):
+            raise QuestionNoLongerWaiting
+        return await self.inner.decide(question, reply)
+
+    async def reattach(self, question: Question) -> None:
+        if not isinstance(self.inner, AskRecords):
+            raise QuestionNoLongerWaiting
+        await self.inner.reattach(question)
 
 
 OBSERVER = ProbeObserver()
@@ -154,6 +173,18 @@ class Probe(Toolkit):
         fired = now >= count or await EVENTS.wait(f"{kind}-count", str(count), 10.0)
         return json.dumps({"fired": fired, "asked": OBSERVER.asked_count, **table_state(ctx)})
 
+    @tool("next_sweep")
+    async def next_sweep(self, ctx: Context, arguments: dict[str, Any]) -> str:
+        """Wait (at most 10 s) until a sweep that starts after this call has finished."""
+        from ask_mcp.records.sweeper import SWEEPER
+
+        try:
+            async with asyncio.timeout(10.0):
+                await SWEEPER.wait_next_sweep()
+        except (TimeoutError, RuntimeError):
+            return json.dumps({"swept": False})
+        return json.dumps({"swept": True})
+
     @tool("swept")
     async def swept(self, ctx: Context, arguments: dict[str, Any]) -> str:
         """Wait (at most 10 s) until the server's own sweeper finished a sweep; never starts it."""
@@ -223,11 +254,16 @@ class Probe(Toolkit):
             "answer",
             "client_name",
             "call_id",
+            "worker",
+            "detached_at",
+            "expires_at",
+            "collected_at",
+            "collected_by",
         )
         rows = await database_sync_to_async(
             lambda: list(Ask.objects.order_by("created").values(*fields))
         )()
-        return json.dumps([{**row, "id": row["id"].hex} for row in rows])
+        return json.dumps([{**row, "id": row["id"].hex} for row in rows], default=str)
 
     @tool("progress")
     async def progress(self, ctx: Context, arguments: dict[str, Any]) -> ToolResult:

@@ -244,7 +244,7 @@ async def browser_ask(**fields: Any) -> Ask:
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_an_answer_for_a_call_that_already_ended_is_kept_but_not_sent() -> None:
+async def test_an_answer_for_a_call_that_already_ended_is_kept_to_be_collected() -> None:
     relay = runtime.get_server().table.relay
     relay.ack_timeout = 0.2  # the worker named below never answers
     ask = await browser_ask(message="gone?", worker="askmcp.worker.that-stopped")
@@ -261,10 +261,11 @@ async def test_an_answer_for_a_call_that_already_ended_is_kept_but_not_sent() ->
     shown = answered.ask
     drawn = (shown.status, shown.answer, shown.answered_by, shown.answered_at)
     await ask.arefresh_from_db()
-    assert ask.status == "withdrawn" and ask.answer == {"answer": "x"}
+    assert ask.status == "accepted" and ask.answer == {"answer": "x"}
+    assert ask.awaits_collection, "kept, decided, until a call collects it"
     assert drawn == (ask.status, ask.answer, person, ask.answered_at)
     kinds = [event.kind async for event in AskEvent.objects.filter(ask=ask)]
-    assert kinds == ["withdrawn"]
+    assert kinds == ["answered"]
 
 
 @pytest.mark.django_db(transaction=True)

@@ -63,6 +63,25 @@
     const mark = document.getElementById("live-status");
     if (mark) { mark.textContent = "reconnecting…"; mark.classList.remove("on"); }
   });
+  // The server could not be reached (down, restarting): say so at the form, and leave every
+  // input as typed, so the answer can be sent again as it is once the server is back.
+  document.addEventListener("htmx:sendError", (event) => {
+    const form = event.detail.elt.closest("form");
+    if (!form) return;
+    let note = form.querySelector(".send-failed");
+    if (!note) {
+      note = document.createElement("p");
+      note.className = "outcome failed send-failed";
+      note.setAttribute("role", "alert");
+      form.prepend(note);
+    }
+    note.textContent = "Could not reach the server: your answer was not sent. What you typed " +
+      "is kept here; send it again when the server is back.";
+  });
+  document.addEventListener("htmx:beforeRequest", (event) => {
+    const note = event.detail.elt.closest("form")?.querySelector(".send-failed");
+    if (note) note.remove();
+  });
   // datetime-local inputs carry no zone: send the browser's offset at that date and time,
   // in minutes east of UTC, as "tz:<field name>".
   document.addEventListener("htmx:configRequest", (event) => {
