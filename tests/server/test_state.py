@@ -81,3 +81,23 @@ def test_rotation_keeps_the_principal_check_of_states_sealed_with_the_previous_k
     assert not after.principal_matches(opened.principal, "user:2")
     assert not after.principal_matches(opened.principal, None)
     assert after.principal_matches("-", None) and not after.principal_matches("-", "user:1")
+
+
+def test_a_state_sealed_before_questions_were_still_opens_without_one() -> None:
+    """A deploy must not refuse the states the previous release issued (seven claims)."""
+    import hashlib
+    import hmac
+    import json
+
+    from ask_mcp.server import state
+
+    key = state.derive_key("k" * 40)
+    payload = json.dumps([1, "3", 1, "w", "-", "b", 2e9], separators=(",", ":")).encode()
+    tag = hmac.new(key, payload, hashlib.sha256).digest()[:16]
+    token = state._b64(payload) + "." + state._b64(tag)
+    claims = state.StateSealer([key]).open(token)
+    assert (claims.call, claims.question) == ("3", None)
+    sealed = state.StateClaims(
+        "4", 2, "w", "-", "b", 2e9, state.QuestionClaims("a" * 32, "k", 2, "url")
+    )
+    assert state.StateSealer([key]).open(state.StateSealer([key]).seal(sealed)) == sealed
