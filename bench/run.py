@@ -11,6 +11,7 @@ as a table and to bench/results/<suite>-<time>.json.
     python -m bench.run resume          # browser answer to resumed call: one process, two workers
     python -m bench.run held            # 1,000 held browser-fallback calls at once, all answered
     python -m bench.run soak            # 20 minutes at a steady rate: memory and open files flat
+    python -m bench.run durability      # 1,000 asks across the routes, SIGKILL, restart: 0 lost
 """
 
 from __future__ import annotations
@@ -472,16 +473,67 @@ def soak(minutes: float, rate: float) -> dict[str, Any]:
     }
 
 
+def durability(calls: int) -> dict[str, Any]:
+    """1,000 asks pending across the routes, SIGKILL, restart on the same port and database,
+    answer them all (bench/durability.py)."""
+    from bench import durability as suite
+
+    third = calls // 3
+    counts = {"mrtr": calls - 2 * third, "inbox": third, "url": third}
+    config = {
+        "ELICITATION_CAPACITY": calls * 2,
+        "ELICITATION_TTL": 3600,
+        "ANSWER_URL": "ask_mcp.web.elicit.page_url",
+        "ON_ELICIT": "ask_mcp.web.elicit.on_elicit",
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        product = Askserver(Path(tmp), config)
+        port = free_port()
+        command = product.command("daphne", port)
+        process = subprocess.Popen(command, cwd=ROOT, env=product.env, stdout=subprocess.DEVNULL)
+        wait_for_port(port, process)
+        started: list[subprocess.Popen[bytes]] = []
+
+        def restart() -> subprocess.Popen[bytes]:
+            again = subprocess.Popen(command, cwd=ROOT, env=product.env, stdout=subprocess.DEVNULL)
+            started.append(again)
+            wait_for_port(port, again)
+            return again
+
+        try:
+            result = asyncio.run(
+                suite.run(
+                    base=f"http://127.0.0.1:{port}",
+                    token=product.token,
+                    username="bench",
+                    password=product.PASSWORD,
+                    counts=counts,
+                    process=process,
+                    restart=restart,
+                )
+            )
+        finally:
+            for each in [process, *started]:
+                if each.poll() is None:
+                    each.send_signal(signal.SIGTERM)
+                    each.wait(timeout=30)
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("suite", choices=["throughput", "memory", "resume", "held", "soak"])
+    parser.add_argument(
+        "suite", choices=["throughput", "memory", "resume", "held", "soak", "durability"]
+    )
     parser.add_argument("--seconds", type=float, default=8.0, help="each load window")
     parser.add_argument("--rounds", type=int, default=3, help="throughput: turns per server")
     parser.add_argument("--parked", type=int, default=10_000)
     parser.add_argument("--cycles", type=int, default=100_000)
-    parser.add_argument("--calls", type=int, default=None, help="resume: 300; held: 1,000")
+    parser.add_argument(
+        "--calls", type=int, default=None, help="resume: 300; held and durability: 1,000"
+    )
     parser.add_argument("--minutes", type=float, default=20.0, help="soak duration")
     parser.add_argument("--rate", type=float, default=50.0, help="soak: MRTR calls per second")
     args = parser.parse_args()
@@ -499,6 +551,9 @@ def main() -> None:
         print(json.dumps(results, indent=2))
     elif args.suite == "held":
         results = held(args.calls or 1000)
+        print(json.dumps(results, indent=2))
+    elif args.suite == "durability":
+        results = durability(args.calls or 1000)
         print(json.dumps(results, indent=2))
     else:
         results = soak(args.minutes, args.rate)
