@@ -22,6 +22,7 @@ from django.utils.timesince import timesince
 from ask_mcp import runtime
 from ask_mcp.models import (
     ASK_PEOPLE,
+    DECIDED,
     ApiToken,
     Ask,
     AskEvent,
@@ -47,6 +48,24 @@ else:
     DeliveryInlineBase = EventInlineBase = admin.TabularInline
 
 
+class CollectedFilter(admin.SimpleListFilter):
+    """Decided asks whose decision a call took, or not yet (README, Nothing lost)."""
+
+    title = "delivered to the agent"
+    parameter_name = "collected"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("yes", "has the answer"), ("no", "answered, not yet collected")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Ask]) -> QuerySet[Ask]:
+        decided = queryset.filter(status__in=DECIDED)
+        if self.value() == "yes":
+            return decided.filter(collected_at__isnull=False)
+        if self.value() == "no":
+            return decided.filter(collected_at__isnull=True)
+        return queryset
+
+
 class AskEventInline(EventInlineBase):
     model = AskEvent
     extra = 0
@@ -59,8 +78,17 @@ class AskEventInline(EventInlineBase):
 @admin.register(Ask)
 class AskAdmin(AskModelAdmin):
     inlines = (AskEventInline,)
-    list_display = ("summary", "status", "age", "tool", "who_asked", "answered_by", "created")
-    list_filter = ("status", "route", ("created", admin.DateFieldListFilter))
+    list_display = (
+        "summary",
+        "status",
+        "delivery",
+        "age",
+        "tool",
+        "who_asked",
+        "answered_by",
+        "created",
+    )
+    list_filter = ("status", "route", CollectedFilter, ("created", admin.DateFieldListFilter))
     search_fields = ("message", "answer", "principal", "client_name")
     date_hierarchy = "created"
     list_select_related = ASK_PEOPLE
@@ -82,10 +110,23 @@ class AskAdmin(AskModelAdmin):
         "answered_at",
         "shown_answer",
         "shown_schema",
+        "delivery",
+        "collected_at",
+        "collected_by",
+        "detached_at",
         "worker",
         "call_id",
     )
     readonly_fields = fields
+
+    @admin.display(description="agent")
+    def delivery(self, ask: Ask) -> str:
+        """Whether the agent has the decision, waits for one, or nobody waits right now."""
+        if ask.is_pending:
+            return "waiting" if ask.agent_waiting else "no agent waiting right now"
+        if ask.is_decided:
+            return "has the answer" if ask.collected_at else "not yet collected"
+        return "—"
 
     @admin.display(description="message", ordering="message")
     def summary(self, ask: Ask) -> str:
