@@ -36,9 +36,11 @@ WEB_CONFIG: Final[dict[str, Any]] = {
     "OBSERVER": "tests.support.probe.recording_observer",
     "SWEEP_SECONDS": 0.5,
     "ALLOW_ANONYMOUS_LOOPBACK": True,
+    "ALLOW_PRIVATE_WEBHOOKS": True,
 }
 """The askserver default (browser inbox + recorder), with the probe toolkit and a quick sweeper;
-its MCP clients connect anonymously from loopback (the routing tests use tokens)."""
+its MCP clients connect anonymously from loopback (the routing tests use tokens), and its
+webhooks may reach the tests' receivers on loopback."""
 
 expect.set_options(timeout=10_000)
 
