@@ -62,8 +62,8 @@ EMAIL_SCHEMES = {
 """ASKSERVER_EMAIL_URL scheme -> (default port, STARTTLS, implicit TLS)."""
 
 
-def _email(url: str) -> dict[str, object]:
-    """Django's EMAIL_* settings from `smtp://host:port`, `smtp+tls://user:pass@host:port` or `smtps://…`."""
+def _mailers(url: str) -> dict[str, dict[str, object]]:
+    """Django's MAILERS from `smtp://host:port`, `smtp+tls://user:pass@host:port` or `smtps://…`."""
     parts = urlsplit(url)
     if parts.scheme not in EMAIL_SCHEMES or not parts.hostname:
         raise ValueError(
@@ -71,15 +71,17 @@ def _email(url: str) -> dict[str, object]:
             f"smtps://user:pass@host:port, got {url!r}"
         )
     port, starttls, implicit = EMAIL_SCHEMES[parts.scheme]
+    options = {
+        "host": parts.hostname,
+        "port": parts.port or port,
+        "username": unquote(parts.username or ""),
+        "password": unquote(parts.password or ""),
+        "use_tls": starttls,
+        "use_ssl": implicit,
+        "timeout": 10,
+    }
     return {
-        "EMAIL_BACKEND": "django.core.mail.backends.smtp.EmailBackend",
-        "EMAIL_HOST": parts.hostname,
-        "EMAIL_PORT": parts.port or port,
-        "EMAIL_HOST_USER": unquote(parts.username or ""),
-        "EMAIL_HOST_PASSWORD": unquote(parts.password or ""),
-        "EMAIL_USE_TLS": starttls,
-        "EMAIL_USE_SSL": implicit,
-        "EMAIL_TIMEOUT": 10,
+        "default": {"BACKEND": "django.core.mail.backends.smtp.EmailBackend", "OPTIONS": options}
     }
 
 
@@ -182,7 +184,7 @@ LOGOUT_REDIRECT_URL = "login"
 # Mail through Django's SMTP backend when ASKSERVER_EMAIL_URL is set (README, Reaching people).
 EMAIL_URL = environ("ASKSERVER_EMAIL_URL")
 if EMAIL_URL:
-    globals().update(_email(EMAIL_URL))  # EMAIL_BACKEND, EMAIL_HOST, EMAIL_PORT, EMAIL_USE_TLS…
+    MAILERS = _mailers(EMAIL_URL)
 if email_from := environ("ASKSERVER_EMAIL_FROM"):
     DEFAULT_FROM_EMAIL = email_from
 

@@ -41,7 +41,8 @@ def test_the_text_puts_the_servers_line_and_link_first_and_the_models_words_in_a
     )
     assert body["ask"] == {**ASK, "url": "http://x/asks/a/"}
     assert body["kind"] == "asked"
-    section, message, actions = body["blocks"]
+    headline, message, actions = body["blocks"]
+    assert headline["text"]["text"] == "*Claude asks (via user_ask)*"
     assert message["text"] == {"type": "plain_text", "text": "Deploy to prod?"}
     assert actions["elements"][0]["url"] == "http://x/asks/a/"
 
