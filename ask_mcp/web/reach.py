@@ -46,14 +46,16 @@ LINK_PROBLEMS: Final = {
 @require_GET
 async def mail_link(request: HttpRequest, token: str) -> HttpResponse:
     """Lead a mailed link's recipient to the ask's page; sign in first if need be."""
+    user = await request.auser()
+    request.user = (
+        user  # resolved here: the page's header reads it, and no query may run in a template
+    )
     try:
         link = links.read(token)
     except links.LinkInvalid:
         return _problem(request, "invalid")
     except links.LinkExpired:
         return _problem(request, "expired")
-    user = await request.auser()
-    request.user = user
     if not user.is_authenticated:
         return redirect_to_login(request.get_full_path())  # and back here once signed in
     if user.pk != link.user_id:
