@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
+import os
 import smtplib
 import uuid
 from dataclasses import dataclass
@@ -57,7 +58,7 @@ def _due(now: dt.datetime) -> Q:
 
 def claim(now: dt.datetime, limit: int = BATCH) -> list[Delivery]:
     """Claim up to `limit` due deliveries for this worker; each row is claimed by one worker."""
-    mark = uuid.uuid4().hex
+    mark = f"{os.getpid()}-{uuid.uuid4().hex}"  # which process claimed it, for the admin
     with transaction.atomic():
         due = Delivery.objects.filter(_due(now)).order_by("next_attempt_at", "pk")
         if connection.features.has_select_for_update_skip_locked:
