@@ -21,6 +21,7 @@ from playwright.async_api import Browser, expect
 
 from ask_mcp.reach import links
 from tests.support.browser import OUTPUT, WEB_CONFIG, Person, add_user, card, signed_in, text_of
+from tests.support.inbox_http import signed_in_http
 from tests.support.live import LiveServer, LiveServers
 from tests.support.mailbox import Mailbox
 from tests.support.receivers import Receiver
@@ -309,3 +310,33 @@ async def test_a_reminder_and_an_escalation_reach_their_people_once(
         assert len([m for m in mailbox.mails if message in m.text]) == 5
     finally:
         live_servers.stop(quick)
+
+
+async def test_a_person_opts_in_on_the_settings_page_and_is_mailed_from_then_on(
+    server: LiveServer, crew: Crew, mailbox: Mailbox
+) -> None:
+    async with signed_in_http(server, crew.dave) as dave:
+        page = await dave.client.get("/settings/")
+        assert page.status_code == 200
+        assert 'name="email_asks" checked' not in page.text and crew.email(crew.dave) in page.text
+        wrong = await dave.client.post(
+            "/settings/", data={"email": "not an address", "csrfmiddlewaretoken": dave.csrf}
+        )
+        assert wrong.status_code == 400 and "is not an email address" in wrong.text
+        saved = await dave.client.post(
+            "/settings/",
+            data={
+                "email": crew.email(crew.dave),
+                "email_asks": "on",
+                "csrfmiddlewaretoken": dave.csrf,
+            },
+        )
+        assert saved.status_code == 200 and "Saved." in saved.text
+        assert 'id="reach-asks" name="email_asks" checked' in saved.text
+    message = f"Now dave too? [{crew.tag}]"
+    call = asyncio.create_task(ask(server, crew.token, message))
+    mails = await mails_for(mailbox, message, 3)
+    assert crew.email(crew.dave) in [address for mail in mails for address in mail.to]
+    call.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await call
