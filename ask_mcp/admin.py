@@ -1,4 +1,4 @@
-"""The admin: asks (read-only, cancel and expire), tokens, sessions, webhooks; deciding is records'.
+"""The admin: asks (read-only, cancel and expire), tokens, sessions, webhooks, escalations, deliveries; deciding is records'.
 
 Asks are read-only records with filters and two actions, cancel and expire, decided by
 :mod:`ask_mcp.records.decisions` through the process's relay; bearer tokens are shown once when
@@ -12,6 +12,7 @@ import secrets
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
@@ -19,19 +20,24 @@ from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.timesince import timesince
 
-from ask_mcp import runtime
+from ask_mcp import conf, runtime
 from ask_mcp.models import (
     ASK_PEOPLE,
     DECIDED,
     ApiToken,
     Ask,
     AskEvent,
+    Delivery,
+    Escalation,
     LegacySessionRecord,
+    ReachPreference,
     Webhook,
     WebhookDelivery,
+    new_webhook_secret,
 )
 from ask_mcp.records.decisions import ask_cancel, ask_expire
 from ask_mcp.team.auth import TOKEN_PREFIX, TOKENS, digest
+from ask_mcp.team.targets import TargetRefused, vet
 from ask_mcp.workers.relay import ChannelLayerUnavailable
 
 if TYPE_CHECKING:  # ModelAdmin is generic only to the type checker
@@ -42,10 +48,19 @@ if TYPE_CHECKING:  # ModelAdmin is generic only to the type checker
     DeliveryAdminBase = admin.ModelAdmin[WebhookDelivery]
     DeliveryInlineBase = admin.TabularInline[WebhookDelivery, Webhook]
     EventInlineBase = admin.TabularInline[AskEvent, Ask]
+    AskDeliveryInlineBase = admin.TabularInline[Delivery, Ask]
+    HookDeliveryInlineBase = admin.TabularInline[Delivery, Webhook]
+    ReachDeliveryAdminBase = admin.ModelAdmin[Delivery]
+    EscalationAdminBase = admin.ModelAdmin[Escalation]
+    PreferenceAdminBase = admin.ModelAdmin[ReachPreference]
+    WebhookFormBase = forms.ModelForm[Webhook]
 else:
     AskModelAdmin = TokenAdminBase = SessionAdminBase = admin.ModelAdmin
     WebhookAdminBase = DeliveryAdminBase = admin.ModelAdmin
     DeliveryInlineBase = EventInlineBase = admin.TabularInline
+    AskDeliveryInlineBase = HookDeliveryInlineBase = admin.TabularInline
+    ReachDeliveryAdminBase = EscalationAdminBase = PreferenceAdminBase = admin.ModelAdmin
+    WebhookFormBase = forms.ModelForm
 
 
 class CollectedFilter(admin.SimpleListFilter):
@@ -75,9 +90,34 @@ class AskEventInline(EventInlineBase):
     readonly_fields = fields
 
 
+DELIVERY_FIELDS = (
+    "created_at",
+    "purpose",
+    "channel",
+    "address",
+    "state",
+    "attempts",
+    "response_status",
+    "last_error",
+    "next_attempt_at",
+    "sent_at",
+)
+"""What the admin shows of each notification, under its ask or webhook and in its own list."""
+
+
+class AskDeliveryInline(AskDeliveryInlineBase):
+    model = Delivery
+    extra = 0
+    max_num = 0
+    can_delete = False
+    fields = DELIVERY_FIELDS
+    readonly_fields = fields
+    verbose_name_plural = "notifications (mail, webhooks)"
+
+
 @admin.register(Ask)
 class AskAdmin(AskModelAdmin):
-    inlines = (AskEventInline,)
+    inlines = (AskEventInline, AskDeliveryInline)
     list_display = (
         "summary",
         "status",
@@ -252,7 +292,10 @@ class LegacySessionAdmin(SessionAdminBase):
 
 
 class DeliveryInline(DeliveryInlineBase):
+    """Deliveries made before every notification became a Delivery (kept as history)."""
+
     model = WebhookDelivery
+    verbose_name_plural = "earlier webhook deliveries"
     extra = 0
     can_delete = False
     fields = ("ask_id", "status", "attempts", "response_status", "last_error", "created_at")
@@ -261,11 +304,72 @@ class DeliveryInline(DeliveryInlineBase):
     max_num = 0
 
 
+class HookDeliveryInline(HookDeliveryInlineBase):
+    model = Delivery
+    extra = 0
+    max_num = 0
+    can_delete = False
+    fields = ("ask", *DELIVERY_FIELDS)
+    readonly_fields = fields
+    ordering = ("-created_at",)
+    verbose_name_plural = "deliveries"
+
+
+class WebhookForm(WebhookFormBase):
+    """Refuses a URL that resolves to loopback, a private network or a metadata service."""
+
+    class Meta:
+        model = Webhook
+        fields = ("url", "user", "team", "active")
+
+    def clean_url(self) -> str:
+        url: str = self.cleaned_data["url"]
+        try:
+            vet(url, allow_private=conf.values().allow_private_webhooks)
+        except TargetRefused as exc:
+            raise forms.ValidationError(str(exc)) from None
+        return url
+
+
 @admin.register(Webhook)
 class WebhookAdmin(WebhookAdminBase):
+    form = WebhookForm
     list_display = ("url", "user", "team", "active", "created_at")
     list_filter = ("active",)
-    inlines = (DeliveryInline,)
+    readonly_fields = ("secret",)
+    fields = ("url", "user", "team", "active", "secret")
+    inlines = (HookDeliveryInline, DeliveryInline)
+    actions = ("rotate_secret",)
+
+    @admin.action(description="Give the selected webhooks new secrets (receivers need the new one)")
+    def rotate_secret(self, request: HttpRequest, queryset: QuerySet[Webhook]) -> None:
+        for webhook in queryset:
+            webhook.secret = new_webhook_secret()
+            webhook.save(update_fields=["secret"])
+        self.message_user(request, f"{queryset.count()} webhook(s) have new secrets.")
+
+
+@admin.register(Delivery)
+class ReachDeliveryAdmin(ReachDeliveryAdminBase):
+    list_display = ("ask", "purpose", "channel", "address", "state", "attempts", "created_at")
+    list_filter = ("state", "channel", "purpose")
+    search_fields = ("address", "last_error", "ask__message")
+    list_select_related = ("ask",)
+    readonly_fields = [field.name for field in Delivery._meta.fields]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # planned by the server (ask_mcp.reach.plan)
+
+
+@admin.register(Escalation)
+class EscalationAdmin(EscalationAdminBase):
+    list_display = ("team", "after_minutes", "fallback_team", "fallback_user", "active")
+    list_filter = ("active",)
+
+
+@admin.register(ReachPreference)
+class ReachPreferenceAdmin(PreferenceAdminBase):
+    list_display = ("user", "email_asks", "email_reminders", "updated_at")
 
 
 @admin.register(WebhookDelivery)

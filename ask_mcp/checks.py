@@ -33,6 +33,7 @@ POSITIVE_SECONDS: Final = (
     "SESSION_IDLE_SECONDS",
     "SWEEP_SECONDS",
     "DETACHED_GRACE_SECONDS",
+    "REACH_SECONDS",
 )
 """Keys whose value is a positive number of seconds."""
 HOOKS: Final = ("ON_ELICIT", "OBSERVER", "ANSWER_URL")
@@ -57,6 +58,11 @@ def check_ask_mcp_settings(
         _check_session_idle_against_ttl,
         _check_answer_retention_days,
         _check_public_url,
+        partial(_must_be_boolean, "EMAIL", "ask_mcp.E030"),
+        _check_email_from,
+        _check_email_links,
+        _check_reminder_before_seconds,
+        partial(_must_be_boolean, "ALLOW_PRIVATE_WEBHOOKS", "ask_mcp.E031"),
         _check_inbox_has_a_layer,
         _check_channel_layer,
         _check_old_environment,
@@ -170,6 +176,58 @@ def _check_public_url() -> Messages:
             f"ASK_MCP['PUBLIC_URL'] must be an http(s) URL such as 'https://ask.example.com', "
             f"got {public_url!r}.",
             id="ask_mcp.E009",
+        )
+    ]
+
+
+def _must_be_boolean(key: str, check_id: str) -> Messages:
+    value = conf.get(key)
+    if isinstance(value, bool):
+        return []
+    return [Error(f"ASK_MCP['{key}'] must be True or False, got {value!r}.", id=check_id)]
+
+
+DJANGO_DEFAULT_FROM: Final = "webmaster@localhost"
+"""Django's own DEFAULT_FROM_EMAIL: mail from it is refused or filed as spam by most servers."""
+
+
+def _check_email_from() -> Messages:
+    if conf.get("EMAIL") is not True or settings.DEFAULT_FROM_EMAIL != DJANGO_DEFAULT_FROM:
+        return []
+    return [
+        Warning(
+            f"ASK_MCP['EMAIL'] is on but mail is sent from Django's default address "
+            f"{DJANGO_DEFAULT_FROM!r}.",
+            hint="Set ASKSERVER_EMAIL_FROM (DEFAULT_FROM_EMAIL) to an address your mail server "
+            "may send from.",
+            id="ask_mcp.W030",
+        )
+    ]
+
+
+def _check_email_links() -> Messages:
+    if conf.get("EMAIL") is not True or conf.get("PUBLIC_URL") is not None:
+        return []
+    return [
+        Warning(
+            "ASK_MCP['EMAIL'] is on but PUBLIC_URL is not set: links in mail use the address "
+            "the MCP client reached the server on, which a mailbox may not reach.",
+            hint="Set ASK_MCP['PUBLIC_URL'] to the inbox's public origin, e.g. "
+            "'https://ask.example.com'.",
+            id="ask_mcp.W031",
+        )
+    ]
+
+
+def _check_reminder_before_seconds() -> Messages:
+    value = conf.get("REMINDER_BEFORE_SECONDS")
+    if value is None or _is_positive_number(value):
+        return []
+    return [
+        Error(
+            f"ASK_MCP['REMINDER_BEFORE_SECONDS'] must be None (no reminders) or a positive "
+            f"number of seconds, got {value!r}.",
+            id="ask_mcp.E032",
         )
     ]
 

@@ -42,6 +42,10 @@ DEFAULTS: Final[Mapping[str, Any]] = {
     "SWEEP_SECONDS": 30.0,
     "DETACHED_GRACE_SECONDS": 600.0,
     "ANSWER_RETENTION_DAYS": None,
+    "EMAIL": False,
+    "REMINDER_BEFORE_SECONDS": 300,
+    "REACH_SECONDS": 5.0,
+    "ALLOW_PRIVATE_WEBHOOKS": False,
 }
 """Every key of `settings.ASK_MCP`, with its default. The README's settings table mirrors this."""
 
@@ -109,12 +113,17 @@ class AskSettings:
     sweep_seconds: float
     answer_retention_days: float | None
     detached_grace_seconds: float
+    email: bool
+    reminder_before_seconds: float | None
+    reach_seconds: float
+    allow_private_webhooks: bool
 
 
 @functools.cache
 def values() -> AskSettings:
     """The typed view of `ASK_MCP`, cached until the setting changes."""
     days = get("ANSWER_RETENTION_DAYS")
+    reminder = get("REMINDER_BEFORE_SECONDS")
     return AskSettings(
         elicitation_capacity=int(get("ELICITATION_CAPACITY")),
         elicitation_ttl=float(get("ELICITATION_TTL")),
@@ -127,6 +136,10 @@ def values() -> AskSettings:
         sweep_seconds=float(get("SWEEP_SECONDS")),
         answer_retention_days=None if days is None else float(days),
         detached_grace_seconds=float(get("DETACHED_GRACE_SECONDS")),
+        email=bool(get("EMAIL")),
+        reminder_before_seconds=None if reminder is None else float(reminder),
+        reach_seconds=float(get("REACH_SECONDS")),
+        allow_private_webhooks=bool(get("ALLOW_PRIVATE_WEBHOOKS")),
     )
 
 

@@ -1,13 +1,15 @@
-"""Database models of ask_mcp: asks and their history, sessions, tokens, webhooks; rows, not decisions.
+"""Database models of ask_mcp: asks and their history, sessions, tokens, webhooks, reaching people; rows, not decisions.
 
-Every question put to a person (Ask, AskEvent), initialize-era sessions, bearer tokens, and
-webhooks with their deliveries. Deciding an ask is :mod:`ask_mcp.records`'; how a principal or a
+Every question put to a person (Ask, AskEvent), initialize-era sessions, bearer tokens,
+webhooks, and how people are reached (each person's choices, each team's escalation, each
+ask's reminder and escalation, every delivery of a notification). Deciding an ask is :mod:`ask_mcp.records`'; how a principal or a
 team is written is :mod:`ask_mcp.team.auth`'s.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import secrets
 from typing import TYPE_CHECKING, Any, Final
 
 from django.conf import settings
@@ -23,13 +25,15 @@ if TYPE_CHECKING:
 
 ASK_PEOPLE: Final = ("answered_by", "asked_by")
 """The people an ask names (who decided it, whom it is addressed to): what showing it reads."""
+ASK_REACH: Final = ("reach__escalated_team", "reach__escalated_user")
+"""Whom an ask was escalated to: what its card reads besides ASK_PEOPLE."""
 
 
 class AskQuerySet(models.QuerySet["Ask"]):
     def with_people(self) -> AskQuerySet:
         """Asks with ASK_PEOPLE read in the same query, as the inbox, its pages and the admin
         show them (each would otherwise cost a query per ask)."""
-        return self.select_related(*ASK_PEOPLE)
+        return self.select_related(*ASK_PEOPLE, *ASK_REACH)
 
     def pending(self) -> AskQuerySet:
         return self.filter(status=Ask.Status.PENDING)
@@ -45,7 +49,12 @@ class AskQuerySet(models.QuerySet["Ask"]):
         if user.is_staff:
             return self
         groups = Group.objects.filter(user=user)
-        return self.filter(Q(asked_by=user) | Q(team__in=groups))
+        return self.filter(
+            Q(asked_by=user)
+            | Q(team__in=groups)
+            | Q(reach__escalated_user=user)
+            | Q(reach__escalated_team__in=groups)
+        )
 
     def inbox(self, user: User | AnonymousUser) -> AskQuerySet:
         """What `user`'s inbox lists: pending browser asks they may answer, newest first."""
@@ -193,7 +202,13 @@ class Ask(models.Model):
             return False
         if user.is_staff or (self.asked_by_id is not None and self.asked_by_id == user.pk):
             return True
-        return self.team_id is not None and await user.groups.filter(pk=self.team_id).aexists()
+        if self.team_id is not None and await user.groups.filter(pk=self.team_id).aexists():
+            return True
+        # Offered to someone else after it waited (a team's escalation): one more query.
+        return await AskReach.objects.filter(
+            Q(escalated_user=user) | Q(escalated_team__in=Group.objects.filter(user=user)),
+            ask_id=self.pk,
+        ).aexists()
 
     def is_overdue(self, now: dt.datetime) -> bool:
         return self.expires_at <= now
@@ -229,6 +244,7 @@ class AskEvent(models.Model):
         DELIVERED = "delivered", "decision delivered to the agent"
         DETACHED = "detached", "the agent's call left"
         ATTACHED = "attached", "an agent's call attached"
+        ESCALATED = "escalated"
 
     # Looked up through askevent_ask_at, whose first column it is: no index of its own.
     ask = models.ForeignKey(Ask, on_delete=models.CASCADE, related_name="events", db_index=False)
@@ -347,6 +363,11 @@ class ApiToken(models.Model):
         return self.revoked_at is None
 
 
+def new_webhook_secret() -> str:
+    """A webhook's signing secret: 256 random bits, URL-safe (the receiver pastes it)."""
+    return "whsec_" + secrets.token_urlsafe(32)
+
+
 class Webhook(models.Model):
     """Where to announce new questions for a person or a team (a Slack-compatible incoming webhook)."""
 
@@ -367,6 +388,11 @@ class Webhook(models.Model):
         help_text="…or to this team.",
     )
     url = models.URLField(max_length=500, help_text="An http(s) URL that accepts a JSON POST.")
+    secret = models.CharField(
+        max_length=100,
+        default=new_webhook_secret,
+        help_text="Signs every delivery (the Askserver-Signature header); the receiver keeps a copy.",
+    )
     active = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -384,7 +410,7 @@ class Webhook(models.Model):
 
 
 class WebhookDelivery(models.Model):
-    """One announcement of one question to one webhook, with its attempts."""
+    """One announcement of one question to one webhook (before Delivery held them all); kept for history."""
 
     class Status(models.TextChoices):
         PENDING = "pending"
@@ -406,3 +432,170 @@ class WebhookDelivery(models.Model):
 
     def __str__(self) -> str:
         return f"{self.ask_id[:8]} → {self.webhook.url} ({self.status})"
+
+
+class ReachPreference(models.Model):
+    """How one person wants to be told of asks: their choices on the inbox's settings page.
+
+    No row means the defaults: email on (when they have an address and email is configured).
+    """
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        primary_key=True,
+        related_name="reach_preference",
+    )
+    email_asks = models.BooleanField(
+        "email me questions", default=True, help_text="Addressed to me or to one of my teams."
+    )
+    email_reminders = models.BooleanField(
+        "email me a reminder", default=True, help_text="Before a question I was told of expires."
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"reach preferences of {self.user}"
+
+
+class Escalation(models.Model):
+    """A team's escalation: an ask left unanswered this long is also offered to a fallback."""
+
+    team = models.OneToOneField(
+        Group, on_delete=models.CASCADE, primary_key=True, related_name="escalation"
+    )
+    after_minutes = models.FloatField(
+        help_text="Minutes an ask to this team waits unanswered before it is escalated."
+    )
+    fallback_team = models.ForeignKey(
+        Group,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="Offer it to this team…",
+    )
+    fallback_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="…or to this person.",
+    )
+    active = models.BooleanField(default=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(fallback_team__isnull=False, fallback_user__isnull=True)
+                | models.Q(fallback_team__isnull=True, fallback_user__isnull=False),
+                name="ask_mcp_escalation_team_xor_user",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(after_minutes__gt=0), name="ask_mcp_escalation_after_positive"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        fallback = self.fallback_team or self.fallback_user
+        return f"{self.team} → {fallback} after {self.after_minutes:g} min"
+
+
+class AskReach(models.Model):
+    """What reaching people did for one ask: its link's origin, its reminder, its escalation.
+
+    A row of its own, not columns of Ask: the recorder writes asks on the hot path, and an
+    ask reaches people only when a person answers it in a browser.
+    """
+
+    ask = models.OneToOneField(
+        Ask, on_delete=models.CASCADE, primary_key=True, related_name="reach"
+    )
+    link_base = models.CharField(
+        max_length=300,
+        blank=True,
+        help_text="Origin of the links sent (PUBLIC_URL or the request's).",
+    )
+    reminded_at = models.DateTimeField(null=True, blank=True)
+    escalated_at = models.DateTimeField(null=True, blank=True)
+    escalated_team = models.ForeignKey(
+        Group, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    escalated_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+
+    class Meta:
+        verbose_name = "reach of an ask"
+        verbose_name_plural = "reach of asks"
+
+    def __str__(self) -> str:
+        return f"reach of {self.ask_id}"
+
+    @property
+    def escalated_to(self) -> str:
+        """The fallback it was escalated to, in words ("team backup", "bea"); empty if none."""
+        if self.escalated_team is not None:
+            return f"team {self.escalated_team.name}"
+        if self.escalated_user is not None:
+            return self.escalated_user.get_username()
+        return ""
+
+
+class Delivery(models.Model):
+    """One notification of one ask to one person or webhook: its state, its tries, its error.
+
+    `key` is unique, so planning the same notification twice (two workers, a retried plan) adds
+    nothing; a worker sends a row only after claiming it with a conditional UPDATE.
+    """
+
+    class Purpose(models.TextChoices):
+        ASKED = "asked", "new question"
+        REMINDER = "reminder"
+        ESCALATED = "escalated", "escalation"
+
+    class Channel(models.TextChoices):
+        EMAIL = "email"
+        WEBHOOK = "webhook"
+
+    class State(models.TextChoices):
+        PENDING = "pending"
+        SENDING = "sending"
+        SENT = "sent"
+        RETRYING = "retrying"
+        FAILED = "failed"
+        SKIPPED = "skipped", "not sent (the ask had ended)"
+
+    ask = models.ForeignKey(Ask, on_delete=models.CASCADE, related_name="deliveries")
+    purpose = models.CharField(max_length=16, choices=Purpose.choices)
+    channel = models.CharField(max_length=16, choices=Channel.choices)
+    recipient = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="ask_deliveries",
+    )
+    webhook = models.ForeignKey(
+        Webhook, on_delete=models.SET_NULL, null=True, blank=True, related_name="ask_deliveries"
+    )
+    address = models.CharField(max_length=500, help_text="The email address or URL it went to.")
+    key = models.CharField(max_length=200, unique=True, editable=False)
+    state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    next_attempt_at = models.DateTimeField()
+    claim = models.CharField(max_length=64, blank=True, editable=False)
+    lease_until = models.DateTimeField(null=True, blank=True)
+    response_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    last_error = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name_plural = "deliveries"
+        ordering = ["created_at", "pk"]
+        indexes = [models.Index(fields=["state", "next_attempt_at"], name="delivery_due")]
+
+    def __str__(self) -> str:
+        return f"{self.get_purpose_display()} by {self.channel} to {self.address} ({self.state})"

@@ -1,7 +1,7 @@
 """The one place the process's server is built from the settings: toolkits, the relay, sessions, the recorder.
 
 It owns the composition (what :mod:`ask_mcp.conf` reads becomes an `Server` here), the
-cache of what it built, and the background work that runs beside it (the sweeper). Transports
+cache of what it built, and the background work that runs beside it (the sweeper, the reach task). Transports
 and the web ask it for the server; the engine below never knows it exists. What it built is
 rebuilt when `ASK_MCP`, `SECRET_KEY` or `CHANNEL_LAYERS` change, so tests under
 `override_settings` never talk to a server built before the override.
@@ -21,6 +21,7 @@ from django.dispatch import receiver
 from django.utils.module_loading import import_string
 
 from ask_mcp import conf
+from ask_mcp.reach.background import REACHER
 from ask_mcp.records.sweeper import SWEEPER, release_worker
 from ask_mcp.server.core import Server
 from ask_mcp.server.state import derive_key
@@ -121,7 +122,8 @@ _started_in: asyncio.AbstractEventLoop | None = None
 
 
 def start_background() -> None:
-    """Start the work that runs beside the server in this event loop (once per loop): the sweeper.
+    """Start the work that runs beside the server in this event loop (once per loop): the sweeper
+    and the reach task (reminders, escalations, deliveries).
 
     Called from :func:`lifecycle` for every ASGI scope (daphne sends no lifespan events, so
     the first connection starts it; uvicorn's lifespan startup does so before any), and by
@@ -133,6 +135,7 @@ def start_background() -> None:
     if loop is _started_in:
         return
     SWEEPER.ensure_running(relay, get_server().table.worker)
+    REACHER.ensure_running()
     _started_in = loop
 
 

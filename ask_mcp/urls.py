@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from django.urls import path
 
-from ask_mcp.web import views
+from ask_mcp.web import reach, views
 
 app_name = "ask_mcp"
 urlpatterns = [
     path("", views.inbox, name="inbox"),
     path("asks/<uuid:ask_id>/", views.ask_page, name="ask"),
+    path("link/<str:token>/", reach.mail_link, name="link"),
+    path("settings/", reach.reach_settings, name="settings"),
 ]

@@ -54,6 +54,37 @@ def _database(url: str | None) -> dict[str, object]:
     }
 
 
+EMAIL_SCHEMES = {
+    "smtp": (25, False, False),
+    "smtp+tls": (587, True, False),
+    "smtps": (465, False, True),
+}
+"""ASKSERVER_EMAIL_URL scheme -> (default port, STARTTLS, implicit TLS)."""
+
+
+def _mailers(url: str) -> dict[str, dict[str, object]]:
+    """Django's MAILERS from `smtp://host:port`, `smtp+tls://user:pass@host:port` or `smtps://…`."""
+    parts = urlsplit(url)
+    if parts.scheme not in EMAIL_SCHEMES or not parts.hostname:
+        raise ValueError(
+            f"ASKSERVER_EMAIL_URL must be smtp://host:port, smtp+tls://user:pass@host:port or "
+            f"smtps://user:pass@host:port, got {url!r}"
+        )
+    port, starttls, implicit = EMAIL_SCHEMES[parts.scheme]
+    options = {
+        "host": parts.hostname,
+        "port": parts.port or port,
+        "username": unquote(parts.username or ""),
+        "password": unquote(parts.password or ""),
+        "use_tls": starttls,
+        "use_ssl": implicit,
+        "timeout": 10,
+    }
+    return {
+        "default": {"BACKEND": "django.core.mail.backends.smtp.EmailBackend", "OPTIONS": options}
+    }
+
+
 SECRET_KEY = _secret_key()
 SECRET_KEY_FALLBACKS = [
     k for k in os.environ.get("ASKSERVER_SECRET_KEY_FALLBACKS", "").split(",") if k
@@ -150,8 +181,16 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "ask_mcp:inbox"
 LOGOUT_REDIRECT_URL = "login"
 
+# Mail through Django's SMTP backend when ASKSERVER_EMAIL_URL is set (README, Reaching people).
+EMAIL_URL = environ("ASKSERVER_EMAIL_URL")
+if EMAIL_URL:
+    MAILERS = _mailers(EMAIL_URL)
+if email_from := environ("ASKSERVER_EMAIL_FROM"):
+    DEFAULT_FROM_EMAIL = email_from
+
 # Questions for clients that cannot show forms go to the browser inbox; every ask is recorded.
 ASK_MCP: dict[str, object] = {
     "ON_ELICIT": "ask_mcp.web.elicit.on_elicit",
     "OBSERVER": "ask_mcp.records.recorder.recorder",
+    "EMAIL": bool(EMAIL_URL),
 }

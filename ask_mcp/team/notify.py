@@ -1,37 +1,48 @@
-"""Announcing new questions on webhooks (who is told, the body, retried delivery); knows no inbox or call.
+"""What a webhook is sent and how: the Slack-compatible body, its signature, one POST to a vetted address; knows no queue.
 
-Delivery runs in background tasks and never delays the tool call that asked. Every attempt's
-outcome is kept on a WebhookDelivery row, so failures show in the admin.
+Which deliveries exist, when they are tried and how their outcome is kept is
+:mod:`ask_mcp.reach`'s. This module only shapes a body, signs it (HMAC-SHA256 over a
+timestamp and the body, in the `Askserver-Signature` header) and posts it once, to the address
+:mod:`ask_mcp.team.targets` vetted, following no redirect.
 """
 
 from __future__ import annotations
 
-import asyncio
+import hashlib
+import hmac
+import http.client
 import json
-import logging
-import urllib.error
-import urllib.request
+import socket
+import ssl
+import time
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from typing import Any, Final
 
-from django.db.models import Q
+from ask_mcp.team.targets import Target
 
-from ask_mcp.models import Webhook, WebhookDelivery
-from ask_mcp.server.question import Question
-from ask_mcp.team.auth import team_id_of, user_id_of
-
-logger = logging.getLogger("ask_mcp.team.notify")
-
-ATTEMPTS: Final = 3
-"""Tries per delivery before it is marked failed."""
-BACKOFF: Final = (1.0, 4.0)
-"""Pauses between tries, in seconds."""
+SIGNATURE_HEADER: Final = "Askserver-Signature"
+"""`t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>." + body under the webhook's secret>`."""
+DELIVERY_HEADER: Final = "Askserver-Delivery"
+"""The delivery's id: the same on every retry of one notification, so receivers can drop repeats."""
+TOLERANCE: Final = 300
+"""Seconds a receiver should accept a signature's timestamp either way (older ones: replays)."""
 TIMEOUT: Final = 5.0
-"""Seconds one try may take."""
+"""Seconds one POST may take, connecting included."""
+USER_AGENT: Final = "askserver-webhook/1"
+HEADLINES: Final[Mapping[str, str]] = {
+    "asked": "{asker} asks (via {tool})",
+    "reminder": "Reminder: {asker} is still waiting for an answer (via {tool}), until {expires}",
+    "escalated": "Escalated to {fallback}: {asker} asks (via {tool}), unanswered since {created}",
+}
+"""The server's own first line of `text`, per purpose of the notification."""
 
-_pending: set[asyncio.Task[None]] = set()
-"""Deliveries in flight (strong references, and what :func:`drain` waits for)."""
+
+class PostFailed(Exception):
+    """One POST did not succeed; `status` is the HTTP status when there was one."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 def slack_escape(text: str) -> str:
@@ -39,93 +50,131 @@ def slack_escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def announcement(question: Question, link: str) -> dict[str, Any]:
-    """The JSON body: `text` for Slack-compatible receivers, `ask` for everything else.
+def quoted(text: str) -> str:
+    """The model's words, escaped, every line a quote: a line of theirs cannot pass for ours."""
+    lines = slack_escape(text).splitlines() or [""]
+    return "\n".join(f"> {line}" for line in lines)
 
-    The model's words are escaped in `text` (receivers read it as markup) and left as they are
-    in `ask`.
+
+def announcement(ask: Mapping[str, Any], link: str, purpose: str = "asked") -> dict[str, Any]:
+    """The JSON body: `text` (and `blocks`) for Slack-compatible receivers, `ask` for everything else.
+
+    `ask` holds `message`, `tool`, `client`, `id`, `expires_at`, `created` (ISO 8601) and, for an
+    escalation, `fallback`. The server's words and its link come first, on lines of their own;
+    the model's message follows as a quote, escaped. In `blocks` the message is plain text
+    (never read as markup) and the link is the button's, set by the server alone. `ask` carries
+    the model's values as they are.
     """
-    asker = slack_escape(question.client_name or "An agent")
-    said = slack_escape(question.message)
-    expires = datetime.fromtimestamp(question.expires_at, UTC).isoformat(timespec="seconds")
-    return {
-        "text": f"{asker} asks (via {slack_escape(question.tool)}): {said}\nAnswer: {link}",
-        "ask": {
-            "id": question.id,
-            "url": link,
-            "message": question.message,
-            "tool": question.tool,
-            "client": question.client_name,
-            "expires_at": expires,
-        },
-    }
-
-
-async def announce(question: Question, link: str) -> int:
-    """Start delivering `question` to every active webhook of its asker and team.
-
-    Returns how many deliveries were started; they finish in the background.
-    """
-    user_id, team_id = user_id_of(question.principal), team_id_of(question.team)
-    if user_id is None and team_id is None:
-        return 0
-    match = Q(user_id=user_id) if user_id is not None else Q(pk__in=[])
-    if team_id is not None:
-        match |= Q(team_id=team_id)
-    body = json.dumps(announcement(question, link)).encode("utf-8")
-    started = 0
-    async for webhook in Webhook.objects.filter(match, active=True):
-        delivery = await WebhookDelivery.objects.acreate(webhook=webhook, ask_id=question.id)
-        task = asyncio.get_running_loop().create_task(deliver(delivery, webhook.url, body))
-        _pending.add(task)
-        task.add_done_callback(_pending.discard)
-        started += 1
-    return started
-
-
-async def deliver(delivery: WebhookDelivery, url: str, body: bytes) -> None:
-    """POST `body` to `url`, retrying on failure, and record the outcome on `delivery`."""
-    error, status = "", None
-    for attempt in range(1, ATTEMPTS + 1):
-        try:
-            status = await asyncio.to_thread(_post, url, body)
-        except (urllib.error.URLError, OSError, ValueError) as exc:
-            status = getattr(exc, "code", None)
-            error = f"attempt {attempt}: {exc}"
-            logger.warning("webhook delivery %s to %s failed: %s", delivery.pk, url, error)
-        else:
-            await _record(delivery, WebhookDelivery.Status.DELIVERED, attempt, status, "")
-            return
-        if attempt < ATTEMPTS:
-            await asyncio.sleep(BACKOFF[min(attempt - 1, len(BACKOFF) - 1)])
-    await _record(delivery, WebhookDelivery.Status.FAILED, ATTEMPTS, status, error)
-
-
-def _post(url: str, body: bytes) -> int:
-    if not url.startswith(("http://", "https://")):
-        raise ValueError(f"not an http(s) URL: {url!r}")
-    request = urllib.request.Request(
-        url, data=body, method="POST", headers={"content-type": "application/json"}
+    asker = slack_escape(ask.get("client") or "An agent")
+    headline = HEADLINES[purpose].format(
+        asker=asker,
+        tool=slack_escape(ask["tool"]),
+        expires=ask["expires_at"],
+        created=ask.get("created", ""),
+        fallback=slack_escape(ask.get("fallback", "")),
     )
-    with urllib.request.urlopen(request, timeout=TIMEOUT) as response:  # scheme checked above
-        status: int = response.status
-        return status
-
-
-async def _record(
-    delivery: WebhookDelivery, status: str, attempts: int, code: int | None, error: str
-) -> None:
-    fields: Mapping[str, Any] = {
-        "status": status,
-        "attempts": attempts,
-        "response_status": code,
-        "last_error": error[:2000],
-        "finished_at": datetime.now(UTC),
+    return {
+        "text": f"{headline}\nAnswer at: {link}\n{quoted(ask['message'])}",
+        "blocks": [
+            {"type": "section", "text": {"type": "mrkdwn", "text": f"*{headline}*"}},
+            {"type": "section", "text": {"type": "plain_text", "text": ask["message"][:3000]}},
+            {
+                "type": "actions",
+                "elements": [
+                    {
+                        "type": "button",
+                        "text": {"type": "plain_text", "text": "Answer"},
+                        "url": link,
+                    }
+                ],
+            },
+        ],
+        "kind": purpose,
+        "ask": {**ask, "url": link},
     }
-    await WebhookDelivery.objects.filter(pk=delivery.pk).aupdate(**fields)
 
 
-async def drain() -> None:
-    """Wait for deliveries in flight (shutdown, tests)."""
-    while _pending:
-        await asyncio.gather(*list(_pending), return_exceptions=True)
+def signature(secret: str, body: bytes, timestamp: int) -> str:
+    """The `Askserver-Signature` header's value for `body` sent at `timestamp`."""
+    mac = hmac.new(secret.encode(), f"{timestamp}.".encode() + body, hashlib.sha256)
+    return f"t={timestamp},v1={mac.hexdigest()}"
+
+
+def verify(secret: str, header: str, body: bytes, *, now: float | None = None) -> bool:
+    """What a receiver checks: the signature is ours and its timestamp within TOLERANCE of now."""
+    fields = dict(part.split("=", 1) for part in header.split(",") if "=" in part)
+    try:
+        timestamp = int(fields["t"])
+    except (KeyError, ValueError):
+        return False
+    if abs((time.time() if now is None else now) - timestamp) > TOLERANCE:
+        return False  # a replay of an old delivery, or a clock far off
+    expected = signature(secret, body, timestamp).split("v1=", 1)[1]
+    return hmac.compare_digest(expected, fields.get("v1", ""))
+
+
+def post(target: Target, body: bytes, *, secret: str, delivery_id: int) -> int:
+    """POST `body` once to the vetted `target`, signed; the HTTP status on a 2xx.
+
+    Connects to `target.address` itself (the name is not resolved again) and follows no
+    redirect: a 3xx is a failure naming where it pointed.
+
+    Raises:
+        PostFailed: the connection failed, timed out, or the answer was not a 2xx.
+    """
+    headers = {
+        "Content-Type": "application/json",
+        "User-Agent": USER_AGENT,
+        SIGNATURE_HEADER: signature(secret, body, int(time.time())),
+        DELIVERY_HEADER: str(delivery_id),
+    }
+    connection = _connection(target)
+    try:
+        connection.request("POST", target.path, body=body, headers=headers)
+        response = connection.getresponse()
+        response.read(64 * 1024)
+    except (OSError, http.client.HTTPException) as exc:
+        raise PostFailed(f"{type(exc).__name__}: {exc}") from None
+    finally:
+        connection.close()
+    if 300 <= response.status < 400:
+        where = response.getheader("Location", "?")
+        raise PostFailed(f"HTTP {response.status} to {where}: redirects are not followed", 300)
+    if not 200 <= response.status < 300:
+        raise PostFailed(f"HTTP {response.status} {response.reason}", response.status)
+    return response.status
+
+
+class _PinnedHTTP(http.client.HTTPConnection):
+    """An HTTP connection to a vetted address, whatever its name resolves to now."""
+
+    def __init__(self, target: Target) -> None:
+        super().__init__(target.host, target.port, timeout=TIMEOUT)
+        self._address = target.address
+
+    def connect(self) -> None:
+        self.sock = socket.create_connection((self._address, self.port), self.timeout)
+
+
+class _PinnedHTTPS(http.client.HTTPSConnection):
+    """The same over TLS; the certificate is checked against the URL's name."""
+
+    def __init__(self, target: Target) -> None:
+        super().__init__(
+            target.host, target.port, timeout=TIMEOUT, context=ssl.create_default_context()
+        )
+        self._address = target.address
+        self._tls = ssl.create_default_context()
+
+    def connect(self) -> None:
+        raw = socket.create_connection((self._address, self.port), self.timeout)
+        self.sock = self._tls.wrap_socket(raw, server_hostname=self.host)
+
+
+def _connection(target: Target) -> http.client.HTTPConnection:
+    return _PinnedHTTPS(target) if target.scheme == "https" else _PinnedHTTP(target)
+
+
+def body_of(payload: Mapping[str, Any]) -> bytes:
+    """The bytes that are signed and sent (compact JSON, UTF-8)."""
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")

@@ -18,10 +18,10 @@ from typing import Any
 from django.urls import reverse
 
 from ask_mcp import conf
+from ask_mcp.reach.background import REACHER
 from ask_mcp.records.events import ASKED, announce
 from ask_mcp.server.context import AnswerUrl, Context, OnElicit
 from ask_mcp.server.question import Question
-from ask_mcp.team import notify
 from ask_mcp.workers.relay import ChannelRelay
 
 logger = logging.getLogger("ask_mcp.web.elicit")
@@ -43,10 +43,10 @@ async def ask_in_browser(question: Question, ctx: Context) -> Mapping[str, Any]:
     relay.expect(question.id, previous=question.attached_from)
     if question.attempt == 1 and not question.attached:  # an attached call's ask was announced
         await announce(ASKED, [question.id])
-        try:
-            await notify.announce(question, answer_url(question.id, ctx.base_url))
-        except Exception:  # a webhook problem must never cost the question
-            logger.exception("could not start webhook announcements for ask %s", question.id)
+        try:  # mail and webhooks, planned and sent in the background (ask_mcp.reach)
+            REACHER.start_soon(question.id, conf.values().public_url or ctx.base_url or "")
+        except Exception:  # a notification problem must never cost the question
+            logger.exception("could not start the notifications of ask %s", question.id)
     heartbeat = None
     if ctx.progress_token is not None:
         url = answer_url(question.id, ctx.base_url)

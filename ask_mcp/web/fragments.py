@@ -17,7 +17,7 @@ from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.timesince import timesince
 
-from ask_mcp.models import Ask, AskEvent
+from ask_mcp.models import Ask, AskEvent, AskReach, Delivery
 from ask_mcp.protocol.forms import FieldError
 from ask_mcp.web.formfields import FormField, Submitted, build_fields, show_answer
 
@@ -54,6 +54,8 @@ class AskItem:
     """The ask's events, oldest first (its own page shows them)."""
     notice: str | None = None
     """Why a submitted reply could not be handled just now (it may be sent again)."""
+    deliveries: list[Delivery] = field(default_factory=list)
+    """The ask's notifications (mail, webhooks), oldest first (its own page shows them)."""
 
     @property
     def hex(self) -> str:
@@ -97,6 +99,12 @@ class AskItem:
             client = f" via {self.ask.client_name}" if self.ask.client_name else ""
             return f"{self.ask.asked_by.get_username()}{client}"
         return self.ask.principal or self.ask.client_name or "an MCP client"
+
+    @property
+    def reach(self) -> AskReach | None:
+        """The ask's reminder and escalation, when read with it (with_people); else None."""
+        cached = self.ask._state.fields_cache.get("reach")
+        return cached if isinstance(cached, AskReach) else None
 
     @property
     def decided_by(self) -> str:

@@ -20,7 +20,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.middleware import HtmxDetails
 
 from ask_mcp import runtime
-from ask_mcp.models import Ask, AskEvent
+from ask_mcp.models import Ask, AskEvent, Delivery
 from ask_mcp.protocol.forms import ACTIONS
 from ask_mcp.records.decisions import ask_answer, ask_shown, asks_shown
 from ask_mcp.web.consumers import LIVE_ASK_PATH, LIVE_INBOX_PATH
@@ -72,7 +72,9 @@ async def ask_page(request: HtmxHttpRequest, ask_id: uuid.UUID) -> HttpResponse:
     if request.method == "POST":
         return await _answer(request, user, ask)
     await ask_shown(ask=ask, user=user)
-    return _page(request, item(ask, history=await _history(ask)))
+    shown = item(ask, history=await _history(ask))
+    shown.deliveries = [each async for each in Delivery.objects.filter(ask=ask)]
+    return _page(request, shown)
 
 
 async def _ask(user: User | AnonymousUser, ask_id: uuid.UUID) -> Ask:

@@ -1,152 +1,164 @@
-"""Webhook announcements of new questions, delivered to a real HTTP server on loopback."""
+"""Webhook bodies, signatures and single POSTs, against a real HTTP receiver on loopback; and which targets are refused."""
 
 from __future__ import annotations
 
-import asyncio
-import http.server
+import ipaddress
 import json
-import threading
 import time
 from collections.abc import Iterator
-from dataclasses import replace
-from typing import Any
 
 import pytest
-from django.contrib.auth.models import Group, User
 
-from ask_mcp.models import Webhook, WebhookDelivery
-from ask_mcp.server import Question
-from ask_mcp.team import notify
+from ask_mcp.team import notify, targets
+from tests.support.receivers import Receiver, verify
 
-pytestmark = pytest.mark.django_db(transaction=True)
-
-
-class Receiver:
-    """A loopback HTTP server that records the JSON it is sent and answers with scripted statuses."""
-
-    def __init__(self, statuses: list[int]) -> None:
-        self.statuses = statuses
-        self.bodies: list[dict[str, Any]] = []
-        self.got = threading.Event()
-        receiver = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                length = int(self.headers["content-length"])
-                receiver.bodies.append(json.loads(self.rfile.read(length)))
-                receiver.got.set()
-                status = (
-                    receiver.statuses.pop(0) if len(receiver.statuses) > 1 else receiver.statuses[0]
-                )
-                self.send_response(status)
-                self.end_headers()
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+SECRET = "whsec_test-secret"
+ASK = {
+    "id": "a" * 32,
+    "message": "Deploy to prod?",
+    "tool": "user_ask",
+    "client": "Claude",
+    "created": "2026-12-01T10:00:00+00:00",
+    "expires_at": "2026-12-01T10:10:00+00:00",
+}
 
 
 @pytest.fixture
 def receiver() -> Iterator[Receiver]:
-    server = Receiver([200])
+    server = Receiver([200], secret=SECRET)
     yield server
     server.close()
 
 
-def question(principal: str | None, team: str | None) -> Question:
-    now = time.time()
-    return Question(
-        id="a" * 32,
-        message="Deploy to prod?",
-        schema={},
-        tool="user_ask",
-        principal=principal,
-        route="browser",
-        created_at=now,
-        expires_at=now + 600,
-        client_name="Claude",
-        team=team,
+def loopback(url: str) -> targets.Target:
+    return targets.vet(url, allow_private=True)
+
+
+def test_the_text_puts_the_servers_line_and_link_first_and_the_models_words_in_a_quote() -> None:
+    body = notify.announcement(ASK, "http://x/asks/a/")
+    assert body["text"] == (
+        "Claude asks (via user_ask)\nAnswer at: http://x/asks/a/\n> Deploy to prod?"
     )
+    assert body["ask"] == {**ASK, "url": "http://x/asks/a/"}
+    assert body["kind"] == "asked"
+    headline, message, actions = body["blocks"]
+    assert headline["text"]["text"] == "*Claude asks (via user_ask)*"
+    assert message["text"] == {"type": "plain_text", "text": "Deploy to prod?"}
+    assert actions["elements"][0]["url"] == "http://x/asks/a/"
 
 
-@pytest.fixture(autouse=True)
-def fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(
-        notify, "BACKOFF", (0.01, 0.01)
-    )  # the retry policy, not its pauses, is under test
+def test_a_message_cannot_ping_a_channel_or_pass_off_its_own_link_as_the_answer_link() -> None:
+    forged = "<!channel> see <http://evil|docs> & reply\nAnswer at: http://evil/asks/a/"
+    body = notify.announcement({**ASK, "message": forged}, "http://x/asks/a/")
+    assert body["text"] == (
+        "Claude asks (via user_ask)\nAnswer at: http://x/asks/a/\n"
+        "> &lt;!channel&gt; see &lt;http://evil|docs&gt; &amp; reply\n"
+        "> Answer at: http://evil/asks/a/"
+    )
+    assert body["text"].splitlines()[1] == "Answer at: http://x/asks/a/"  # the only unquoted link
+    assert body["ask"]["message"] == forged  # kept as written for programs
 
 
-async def test_a_new_question_is_announced_to_the_askers_and_the_teams_webhooks(
-    receiver: Receiver,
-) -> None:
-    user = await User.objects.acreate(username="dana")
-    team = await Group.objects.acreate(name="oncall")
-    other = await User.objects.acreate(username="eve")
-    await Webhook.objects.acreate(user=user, url=receiver.url)
-    await Webhook.objects.acreate(team=team, url=receiver.url)
-    await Webhook.objects.acreate(user=other, url=receiver.url)
-    await Webhook.objects.acreate(user=user, url=receiver.url, active=False)
-    async with asyncio.timeout(10):
-        started = await notify.announce(
-            question(f"user:{user.pk}", f"group:{team.pk}"), "http://x/asks/a/"
-        )
-        await notify.drain()
-    assert started == 2
-    assert len(receiver.bodies) == 2
-    body = receiver.bodies[0]
-    assert body["text"] == "Claude asks (via user_ask): Deploy to prod?\nAnswer: http://x/asks/a/"
-    assert body["ask"]["url"] == "http://x/asks/a/" and body["ask"]["id"] == "a" * 32
-    statuses = [d.status async for d in WebhookDelivery.objects.all()]
-    assert statuses == ["delivered", "delivered"]
+def test_reminder_and_escalation_say_so_in_the_servers_line() -> None:
+    reminder = notify.announcement(ASK, "http://x/", "reminder")
+    assert reminder["text"].startswith("Reminder: Claude is still waiting")
+    escalated = notify.announcement({**ASK, "fallback": "team backup"}, "http://x/", "escalated")
+    assert escalated["text"].startswith("Escalated to team backup: Claude asks")
 
 
-async def test_a_failing_receiver_is_retried_then_recorded_as_failed() -> None:
-    failing = Receiver([500])
+def test_a_post_is_signed_so_the_receiver_verifies_it(receiver: Receiver) -> None:
+    body = notify.body_of(notify.announcement(ASK, "http://x/"))
+    assert notify.post(loopback(receiver.url), body, secret=SECRET, delivery_id=7) == 200
+    (got,) = receiver.received
+    assert got.verified is True
+    assert got.raw == body and got.headers["askserver-delivery"] == "7"
+    assert got.headers["content-type"] == "application/json"
+    # The same body under another secret, or altered by one byte, does not verify.
+    header = got.headers["askserver-signature"]
+    assert not verify("another secret", header, got.raw)
+    assert not verify(SECRET, header, got.raw.replace(b"prod", b"test"))
+
+
+def test_a_replayed_signature_is_refused_once_its_timestamp_is_old() -> None:
+    body = b'{"text":"hi"}'
+    old = int(time.time()) - notify.TOLERANCE - 1
+    header = notify.signature(SECRET, body, old)
+    assert not verify(SECRET, header, body)
+    assert not notify.verify(SECRET, header, body)
+    fresh = notify.signature(SECRET, body, int(time.time()))
+    assert verify(SECRET, fresh, body) and notify.verify(SECRET, fresh, body)
+    # A replay cannot simply move the timestamp: it is signed with the body.
+    moved = fresh.replace(fresh.split(",")[0], f"t={int(time.time()) + 1}")
+    assert not verify(SECRET, moved, body)
+
+
+def test_a_redirect_is_not_followed_and_fails_naming_where_it_pointed() -> None:
+    redirecting = Receiver([302], secret=SECRET)
     try:
-        user = await User.objects.acreate(username="fay")
-        await Webhook.objects.acreate(user=user, url=failing.url)
-        async with asyncio.timeout(10):
-            await notify.announce(question(f"user:{user.pk}", None), "http://x/asks/a/")
-            await notify.drain()
+        with pytest.raises(notify.PostFailed, match="redirects are not followed") as failed:
+            notify.post(loopback(redirecting.url), b"{}", secret=SECRET, delivery_id=1)
+        assert "169.254.169.254" in str(failed.value)
+        assert len(redirecting.received) == 1  # and nothing was sent where it pointed
+    finally:
+        redirecting.close()
+
+
+def test_an_error_status_fails_with_the_status() -> None:
+    failing = Receiver([503])
+    try:
+        with pytest.raises(notify.PostFailed) as failed:
+            notify.post(loopback(failing.url), b"{}", secret=SECRET, delivery_id=1)
+        assert failed.value.status == 503
     finally:
         failing.close()
-    delivery = await WebhookDelivery.objects.aget()
-    assert delivery.status == "failed" and delivery.attempts == notify.ATTEMPTS
-    assert delivery.response_status == 500 and "HTTP Error 500" in delivery.last_error
-    assert len(failing.bodies) == notify.ATTEMPTS
 
 
-async def test_a_receiver_that_recovers_gets_the_question_on_a_retry() -> None:
-    flaky = Receiver([503, 200])
-    try:
-        user = await User.objects.acreate(username="gus")
-        await Webhook.objects.acreate(user=user, url=flaky.url)
-        async with asyncio.timeout(10):
-            await notify.announce(question(f"user:{user.pk}", None), "http://x/asks/a/")
-            await notify.drain()
-    finally:
-        flaky.close()
-    delivery = await WebhookDelivery.objects.aget()
-    assert delivery.status == "delivered" and delivery.attempts == 2
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [
+        ("http://127.0.0.1:9/hook", "loopback"),
+        ("http://localhost/hook", "loopback"),
+        ("http://[::1]/hook", "loopback"),
+        ("http://10.1.2.3/hook", "private"),
+        ("http://192.168.0.10/hook", "private"),
+        ("http://172.16.5.4/hook", "private"),
+        ("http://169.254.169.254/latest/meta-data/", "metadata"),
+        ("http://169.254.10.10/", "link-local"),
+        ("http://[fe80::1]/", "link-local"),
+        ("http://[::ffff:127.0.0.1]/", "loopback"),
+        ("http://0.0.0.0/", "unspecified"),
+        ("http://100.100.100.200/", "metadata"),
+    ],
+)
+def test_internal_targets_are_refused(url: str, why: str) -> None:
+    with pytest.raises(targets.TargetRefused, match=why):
+        targets.vet(url, allow_private=False)
 
 
-async def test_an_anonymous_question_announces_nothing(receiver: Receiver) -> None:
-    assert await notify.announce(question(None, None), "http://x/") == 0
+@pytest.mark.parametrize(
+    "url", ["http://169.254.169.254/", "http://[fd00:ec2::254]/", "http://169.254.1.1/"]
+)
+def test_metadata_and_link_local_stay_refused_when_private_targets_are_allowed(url: str) -> None:
+    with pytest.raises(targets.TargetRefused):
+        targets.vet(url, allow_private=True)
 
 
-def test_the_slack_text_escapes_what_the_model_wrote_and_the_ask_keeps_it() -> None:
-    asked = replace(question(None, None), message="<!channel> see <http://evil|docs> & reply")
-    body = notify.announcement(asked, "http://x/asks/a/")
-    assert body["text"] == (
-        "Claude asks (via user_ask): &lt;!channel&gt; see &lt;http://evil|docs&gt; &amp; reply"
-        "\nAnswer: http://x/asks/a/"
-    )
-    assert body["ask"]["message"] == "<!channel> see <http://evil|docs> & reply"
+def test_loopback_and_private_are_allowed_by_the_setting() -> None:
+    assert targets.vet("http://127.0.0.1:8080/x?y=1", allow_private=True).path == "/x?y=1"
+    assert targets.vet("http://10.0.0.1/", allow_private=True).address == "10.0.0.1"
+
+
+@pytest.mark.parametrize("url", ["ftp://example.com/", "file:///etc/passwd", "http:///nohost"])
+def test_only_http_urls_are_targets(url: str) -> None:
+    with pytest.raises(targets.TargetRefused, match="not an http"):
+        targets.vet(url, allow_private=True)
+
+
+def test_a_public_address_is_fine() -> None:
+    assert targets.kind_of(ipaddress.ip_address("93.184.216.34")) is None
+    assert targets.allowed(ipaddress.ip_address("2606:4700::1111"), allow_private=False) is None
+
+
+def test_the_body_is_compact_utf8_json() -> None:
+    body = notify.body_of({"text": "Grüße"})
+    assert body == '{"text":"Grüße"}'.encode() and json.loads(body) == {"text": "Grüße"}

@@ -27,7 +27,7 @@ from tests.interaction.test_mrtr import Person as ClientPerson
 from tests.interaction.test_mrtr import accept, text_of
 from tests.support.browser import OpenAs, Person, add_user, card, live_inbox
 from tests.support.live import LiveServer
-from tests.team.test_notify import Receiver
+from tests.support.receivers import Receiver
 
 
 @contextlib.asynccontextmanager
@@ -165,7 +165,8 @@ async def test_a_new_inbox_ask_is_announced_on_the_teams_webhook(
         # Delivered by a background task on the server: wait (bounded) for the receiver to hear it.
         assert await asyncio.to_thread(receiver.got.wait, 20)
         body = receiver.bodies[0]
-        assert "asks (via user_ask): Announce me" in body["text"]
+        assert "asks (via user_ask)\nAnswer at: " in body["text"]
+        assert body["text"].endswith("\n> " + message)
         assert body["ask"]["url"].startswith(web.base_url + "/asks/")
         call.cancel()
         with contextlib.suppress(asyncio.CancelledError):

@@ -1,0 +1,9 @@
+"""Reaching people where they are: who is told of an ask, on which channel, when, and whether it arrived.
+
+`plan` decides the deliveries of an ask (mail to each person who chose it, every webhook of the
+person and the team) for its three moments: asked, a reminder before it expires, an escalation
+to a team's fallback; `queue` claims and sends them, once across workers, retrying with
+backoff; `background` runs both beside the server; `links` signs the links mail carries;
+`mail` and `words` write the mail. May import the records, the team, the workers, the models
+and conf; never the web or a transport.
+"""

@@ -1,0 +1,187 @@
+"""Which deliveries an ask gets, and when: the people and webhooks told at each moment (asked, reminder, escalation).
+
+Planning only writes Delivery rows; sending them is :mod:`ask_mcp.reach.queue`'s. Every row has a
+unique key (ask, moment, channel, person or webhook), so two workers planning the same moment,
+or one planning it twice, add one row: a person is told once per ask and moment. The moments
+that come later are claimed once per ask with a conditional UPDATE on its AskReach row.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from django.contrib.auth.models import User
+from django.db.models import F, Q
+from django.utils import timezone
+
+from ask_mcp import conf
+from ask_mcp.models import (
+    Ask,
+    AskEvent,
+    AskReach,
+    Delivery,
+    Escalation,
+    ReachPreference,
+    Webhook,
+)
+
+Purpose = Delivery.Purpose
+
+
+@dataclass(frozen=True, slots=True)
+class Escalated:
+    """An ask the sweep just escalated, and to whom (in words)."""
+
+    ask_id: uuid.UUID
+    to: str
+
+
+def start(ask_id: uuid.UUID, link_base: str) -> int:
+    """An ask has just been put to people in the browser: remember its links' origin, tell them."""
+    AskReach.objects.update_or_create(ask_id=ask_id, defaults={"link_base": link_base})
+    return plan(ask_id, Purpose.ASKED)
+
+
+def plan(ask_id: uuid.UUID, purpose: str) -> int:
+    """Add the deliveries of `ask_id` for `purpose`; returns how many rows were asked for.
+
+    Mail goes to every person it is addressed to (or, for an escalation, the fallback) who has
+    an address and chose it, when email is configured; webhooks go to every active webhook of
+    those people and teams. An ask that is not waiting in a browser gets none.
+    """
+    ask = Ask.objects.select_related("reach").filter(pk=ask_id).first()
+    if ask is None or not ask.awaits_browser_answer:
+        return 0
+    users, teams = _addressed(ask, purpose)
+    now = timezone.now()
+    people = _people(users, teams) if conf.values().email else []
+    rows = [
+        _row(ask, purpose, Delivery.Channel.EMAIL, person.email, now, person)
+        for person in people
+        if _wants_mail(person, purpose)
+    ]
+    hooks = Webhook.objects.filter(Q(user__in=users) | Q(team__in=teams), active=True)
+    rows += [
+        _row(ask, purpose, Delivery.Channel.WEBHOOK, hook.url, now, webhook=hook)
+        for hook in hooks.order_by("pk")
+    ]
+    Delivery.objects.bulk_create(rows, ignore_conflicts=True)
+    return len(rows)
+
+
+def _addressed(ask: Ask, purpose: str) -> tuple[list[int], list[int]]:
+    """(user ids, group ids) to tell of `ask` for `purpose`."""
+    if purpose == Purpose.ESCALATED:
+        reach = ask.reach
+        return (
+            [reach.escalated_user_id] if reach.escalated_user_id is not None else [],
+            [reach.escalated_team_id] if reach.escalated_team_id is not None else [],
+        )
+    return (
+        [ask.asked_by_id] if ask.asked_by_id is not None else [],
+        [ask.team_id] if ask.team_id is not None else [],
+    )
+
+
+def _people(users: Iterable[int], teams: Iterable[int]) -> list[User]:
+    found = User.objects.filter(Q(pk__in=list(users)) | Q(groups__in=list(teams)), is_active=True)
+    return list(found.exclude(email="").distinct().order_by("pk"))
+
+
+def _wants_mail(person: User, purpose: str) -> bool:
+    """The person's choice (the settings page); no row means the default: yes."""
+    choice = ReachPreference.objects.filter(user=person).first()
+    if choice is None:
+        return True
+    return choice.email_reminders if purpose == Purpose.REMINDER else choice.email_asks
+
+
+def _row(
+    ask: Ask,
+    purpose: str,
+    channel: str,
+    address: str,
+    now: dt.datetime,
+    person: User | None = None,
+    webhook: Webhook | None = None,
+) -> Delivery:
+    who = f"user{person.pk}" if person is not None else f"webhook{webhook.pk if webhook else 0}"
+    return Delivery(
+        ask=ask,
+        purpose=purpose,
+        channel=channel,
+        recipient=person,
+        webhook=webhook,
+        address=address,
+        key=f"{ask.id.hex}:{purpose}:{channel}:{who}",
+        next_attempt_at=now,
+    )
+
+
+def remind_due(now: dt.datetime, before: float) -> list[uuid.UUID]:
+    """Plan the reminder of every ask within `before` seconds of its expiry, once per ask.
+
+    Only asks that waited longer than `before` in all get one: a question asked with less time
+    than that left was just sent, and a reminder on its heels would be noise.
+    """
+    window = dt.timedelta(seconds=before)
+    due = (
+        Ask.objects.pending()
+        .in_browser()
+        .filter(expires_at__gt=now, expires_at__lte=now + window)
+        .filter(expires_at__gt=F("created") + window)
+        .filter(Q(reach__isnull=True) | Q(reach__reminded_at__isnull=True))
+        .exclude(asked_by__isnull=True, team__isnull=True)
+    )
+    reminded = []
+    for ask_id in list(due.values_list("id", flat=True)):
+        AskReach.objects.get_or_create(ask_id=ask_id)
+        if AskReach.objects.filter(pk=ask_id, reminded_at__isnull=True).update(reminded_at=now):
+            plan(ask_id, Purpose.REMINDER)
+            reminded.append(ask_id)
+    return reminded
+
+
+def escalate_due(now: dt.datetime) -> list[Escalated]:
+    """Offer every ask a team's escalation says waited too long to its fallback, once per ask."""
+    escalated = []
+    rules = Escalation.objects.filter(active=True).select_related("fallback_team", "fallback_user")
+    for rule in rules:
+        waited = now - dt.timedelta(minutes=rule.after_minutes)
+        due = (
+            Ask.objects.pending()
+            .in_browser()
+            .filter(team_id=rule.team_id, created__lte=waited, expires_at__gt=now)
+            .filter(Q(reach__isnull=True) | Q(reach__escalated_at__isnull=True))
+        )
+        for ask_id, route in list(due.values_list("id", "route")):
+            if (done := _escalate(ask_id, route, rule, now)) is not None:
+                escalated.append(done)
+    return escalated
+
+
+def _escalate(
+    ask_id: uuid.UUID, route: str, rule: Escalation, now: dt.datetime
+) -> Escalated | None:
+    AskReach.objects.get_or_create(ask_id=ask_id)
+    won = AskReach.objects.filter(pk=ask_id, escalated_at__isnull=True).update(
+        escalated_at=now, escalated_team=rule.fallback_team, escalated_user=rule.fallback_user
+    )
+    if not won:
+        return None  # another worker escalated it first
+    if rule.fallback_team is not None:
+        to = f"team {rule.fallback_team.name}"
+    else:
+        to = rule.fallback_user.get_username() if rule.fallback_user is not None else "nobody"
+    AskEvent.objects.create(
+        ask_id=ask_id,
+        kind=AskEvent.Kind.ESCALATED,
+        at=now,
+        actor_label=f"{to} (unanswered after {rule.after_minutes:g} min)",
+        route=route,
+    )
+    plan(ask_id, Purpose.ESCALATED)
+    return Escalated(ask_id, to)

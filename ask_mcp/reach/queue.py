@@ -1,0 +1,179 @@
+"""Sending deliveries: claiming due rows once across workers, one try each, the outcome kept with backoff.
+
+A worker claims a batch of due rows in one transaction: on PostgreSQL it selects them `FOR
+UPDATE SKIP LOCKED` (two workers never wait on, nor take, the same rows), and everywhere the
+UPDATE that claims them repeats the "still due" condition, so a row is claimed by one worker
+only. A claim is a lease: a worker that died mid-send leaves its rows to be claimed again once
+the lease ends (at most once more per lease; the receiver sees the same Askserver-Delivery id).
+Sending (SMTP, HTTP) runs off the event loop and off the database thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import logging
+import os
+import smtplib
+import uuid
+from dataclasses import dataclass
+from typing import Final
+
+from channels.db import database_sync_to_async
+from django.db import connection, transaction
+from django.db.models import F, Q
+from django.urls import reverse
+from django.utils import timezone
+
+from ask_mcp import conf
+from ask_mcp.models import Ask, Delivery
+from ask_mcp.reach import mail
+from ask_mcp.team import notify, targets
+
+logger = logging.getLogger("ask_mcp.reach.queue")
+
+State = Delivery.State
+ATTEMPTS: Final = 5
+"""Tries per delivery before it is marked failed."""
+BACKOFF: Final = (5.0, 30.0, 120.0, 600.0)
+"""Seconds before the 2nd, 3rd, 4th and 5th try: a receiver down for a deploy gets minutes."""
+LEASE: Final = dt.timedelta(seconds=120)
+"""How long a claim holds a row: longer than one try can take (SMTP's 10 s, HTTP's 5 s)."""
+BATCH: Final = 32
+"""Rows one worker claims at a time (the rest are left to the next pass or another worker)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    state: str
+    error: str = ""
+    status: int | None = None
+
+
+def _due(now: dt.datetime) -> Q:
+    waiting = Q(state__in=(State.PENDING, State.RETRYING), next_attempt_at__lte=now)
+    abandoned = Q(state=State.SENDING, lease_until__lt=now)  # its worker stopped mid-send
+    return waiting | abandoned
+
+
+def claim(now: dt.datetime, limit: int = BATCH) -> list[Delivery]:
+    """Claim up to `limit` due deliveries for this worker; each row is claimed by one worker."""
+    mark = f"{os.getpid()}-{uuid.uuid4().hex}"  # which process claimed it, for the admin
+    with transaction.atomic():
+        due = Delivery.objects.filter(_due(now)).order_by("next_attempt_at", "pk")
+        if connection.features.has_select_for_update_skip_locked:
+            due = due.select_for_update(skip_locked=True)
+        ids = list(due.values_list("pk", flat=True)[:limit])
+        if not ids:
+            return []
+        Delivery.objects.filter(_due(now), pk__in=ids).update(
+            state=State.SENDING, claim=mark, lease_until=now + LEASE, attempts=F("attempts") + 1
+        )
+    claimed = Delivery.objects.filter(claim=mark, state=State.SENDING).select_related(
+        "ask", "ask__reach", "ask__asked_by", "recipient", "webhook", "ask__reach__escalated_team"
+    )
+    return list(claimed.select_related("ask__reach__escalated_user"))
+
+
+def send(delivery: Delivery) -> Outcome:
+    """One try of `delivery` (blocking: SMTP or HTTP); no database access."""
+    ask = delivery.ask
+    if not ask.awaits_browser_answer:
+        return Outcome(State.SKIPPED, f"the ask was {ask.status} before this was sent")
+    try:
+        base = link_base(ask)
+        if delivery.channel == Delivery.Channel.EMAIL:
+            mail.message(delivery, base).send()
+            return Outcome(State.SENT)
+        hook = delivery.webhook
+        if hook is None or not hook.active:
+            return Outcome(State.SKIPPED, "the webhook was deleted or turned off")
+        target = targets.vet(hook.url, allow_private=conf.values().allow_private_webhooks)
+        body = notify.body_of(
+            notify.announcement(_ask_fields(ask), _page(base, ask), delivery.purpose)
+        )
+        status = notify.post(target, body, secret=hook.secret, delivery_id=delivery.pk)
+        return Outcome(State.SENT, status=status)
+    except targets.TargetRefused as exc:
+        return Outcome(State.FAILED, f"refused: {exc}")  # retrying would be refused again
+    except notify.PostFailed as exc:
+        return Outcome(State.RETRYING, str(exc), exc.status)
+    except (smtplib.SMTPException, OSError, ValueError) as exc:
+        return Outcome(State.RETRYING, f"{type(exc).__name__}: {exc}")
+    except Exception as exc:  # a bug here must cost one delivery, never the loop
+        logger.exception("delivery %s could not be sent", delivery.pk)
+        return Outcome(State.RETRYING, f"{type(exc).__name__}: {exc}")
+
+
+def link_base(ask: Ask) -> str:
+    """The origin of the links sent for `ask`: PUBLIC_URL, else the one it was asked on.
+
+    Raises:
+        ValueError: neither is known (set PUBLIC_URL).
+    """
+    reach = getattr(ask, "reach", None)
+    base = conf.values().public_url or (reach.link_base if reach is not None else "")
+    if not base:
+        raise ValueError("no origin for links: set ASK_MCP['PUBLIC_URL']")
+    return base
+
+
+def _page(base: str, ask: Ask) -> str:
+    return base.rstrip("/") + reverse("ask_mcp:ask", args=[ask.id])
+
+
+def _ask_fields(ask: Ask) -> dict[str, str]:
+    fields = {
+        "id": ask.id.hex,
+        "message": ask.message,
+        "tool": ask.tool,
+        "client": ask.client_name,
+        "created": ask.created.isoformat(timespec="seconds"),
+        "expires_at": ask.expires_at.isoformat(timespec="seconds"),
+    }
+    reach = getattr(ask, "reach", None)
+    if reach is not None and reach.escalated_at is not None:
+        fields["fallback"] = reach.escalated_to
+    return fields
+
+
+def record(delivery: Delivery, outcome: Outcome, now: dt.datetime) -> str:
+    """Keep the outcome of this worker's try (only while its claim holds); returns the new state."""
+    state = outcome.state
+    fields: dict[str, object] = {
+        "last_error": outcome.error[:2000],
+        "response_status": outcome.status,
+        "lease_until": None,
+    }
+    if state == State.RETRYING:
+        if delivery.attempts >= ATTEMPTS:
+            state = State.FAILED
+        else:
+            pause = BACKOFF[min(delivery.attempts - 1, len(BACKOFF) - 1)]
+            fields["next_attempt_at"] = now + dt.timedelta(seconds=pause)
+    if state == State.SENT:
+        fields["sent_at"] = now
+    Delivery.objects.filter(pk=delivery.pk, claim=delivery.claim, state=State.SENDING).update(
+        state=state, **fields
+    )
+    if state in (State.RETRYING, State.FAILED):
+        logger.warning(
+            "%s delivery %s to %s, try %d: %s",
+            delivery.channel,
+            delivery.pk,
+            delivery.address,
+            delivery.attempts,
+            outcome.error,
+        )
+    return state
+
+
+async def deliver_due() -> int:
+    """Claim what is due, try each (concurrently), keep the outcomes; returns how many were tried."""
+    claimed = await database_sync_to_async(claim)(timezone.now())
+    if not claimed:
+        return 0
+    outcomes = await asyncio.gather(*(asyncio.to_thread(send, each) for each in claimed))
+    for delivery, outcome in zip(claimed, outcomes, strict=True):
+        await database_sync_to_async(record)(delivery, outcome, timezone.now())
+    return len(claimed)

@@ -1,0 +1,104 @@
+"""The inbox's reach pages: where a mailed link leads, and each person's notification settings; sending is reach's.
+
+A mailed link (see :mod:`ask_mcp.reach.links`) never answers anything: link scanners and
+previews open every link in a mail, so its GET only checks the signature, asks the person to
+sign in if they are not, and leads its own recipient to the ask's page, whose form (a POST with
+the session and its CSRF token) is the only way to answer.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods
+
+from ask_mcp import conf
+from ask_mcp.models import ReachPreference
+from ask_mcp.reach import links
+
+LINK_PROBLEMS: Final = {
+    "invalid": (
+        400,
+        "This link is not valid",
+        "It was not sent by this server, or it was changed or cut short on the way. Open the question from your inbox instead.",
+    ),
+    "expired": (
+        410,
+        "This link has expired",
+        "The question it pointed to is no longer waiting for an answer. Your inbox lists the questions that are.",
+    ),
+    "someone-else": (
+        403,
+        "This link was sent to someone else",
+        "It only opens for the person it was mailed to. Sign out and sign in as them, or open your own inbox.",
+    ),
+}
+"""Each way a link can fail: the status, the page's title and what to do instead."""
+
+
+@require_GET
+async def mail_link(request: HttpRequest, token: str) -> HttpResponse:
+    """Lead a mailed link's recipient to the ask's page; sign in first if need be."""
+    user = await request.auser()
+    request.user = (
+        user  # resolved here: the page's header reads it, and no query may run in a template
+    )
+    try:
+        link = links.read(token)
+    except links.LinkInvalid:
+        return _problem(request, "invalid")
+    except links.LinkExpired:
+        return _problem(request, "expired")
+    if not user.is_authenticated:
+        return redirect_to_login(request.get_full_path())  # and back here once signed in
+    if user.pk != link.user_id:
+        return _problem(request, "someone-else")
+    return redirect("ask_mcp:ask", ask_id=link.ask_id)
+
+
+def _problem(request: HttpRequest, problem: str) -> HttpResponse:
+    status, title, advice = LINK_PROBLEMS[problem]
+    context = {"title": title, "advice": advice, "problem": problem}
+    return render(request, "ask_mcp/link.html", context, status=status)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+async def reach_settings(request: HttpRequest) -> HttpResponse:
+    """The signed-in person's settings: their address and whether to be mailed."""
+    user = await request.auser()
+    request.user = user
+    assert isinstance(user, User)  # login_required
+    choice = await ReachPreference.objects.filter(user=user).afirst()
+    if choice is None:
+        choice = ReachPreference(user=user)
+    saved, error = False, ""
+    if request.method == "POST":
+        email = request.POST.get("email", "").strip()
+        try:
+            if email:
+                validate_email(email)
+        except ValidationError:
+            error = f"{email!r} is not an email address."
+        else:
+            choice.email_asks = request.POST.get("email_asks") == "on"
+            choice.email_reminders = request.POST.get("email_reminders") == "on"
+            await choice.asave()
+            user.email = email
+            await user.asave(update_fields=["email"])
+            saved = True
+    context = {
+        "choice": choice,
+        "email": request.POST.get("email", user.email) if error else user.email,
+        "email_configured": conf.values().email,
+        "saved": saved,
+        "error": error,
+    }
+    return render(request, "ask_mcp/settings.html", context, status=400 if error else 200)
