@@ -10,4 +10,6 @@ app_name = "ask_mcp"
 urlpatterns = [
     path("", views.inbox, name="inbox"),
     path("asks/<uuid:ask_id>/", views.ask_page, name="ask"),
+    path("inbox/poll/", views.poll, name="poll"),
+    path("mine/", views.mine, name="mine"),
 ]

@@ -15,11 +15,13 @@ from django.contrib.auth.models import AnonymousUser
 from django.http import HttpRequest
 from django.template.loader import render_to_string
 from django.utils import timezone
+from django.utils.safestring import SafeString
 from django.utils.timesince import timesince
 
 from ask_mcp.models import Ask, AskEvent
 from ask_mcp.protocol.forms import FieldError
 from ask_mcp.web.formfields import FormField, Submitted, build_fields, show_answer
+from ask_mcp.web.markdown import render_markdown
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -41,6 +43,10 @@ class AskItem:
     """The ask's events, oldest first (its own page shows them)."""
     notice: str | None = None
     """Why a submitted reply could not be handled just now (it may be sent again)."""
+    status_line: str = ""
+    """One line on the ask's state shown above its form (the card's single status slot)."""
+    opened: bool = False
+    """Draw the card unfolded (a re-shown form with errors, a failed send)."""
 
     @property
     def hex(self) -> str:
@@ -57,6 +63,48 @@ class AskItem:
         return show_answer(self.ask.schema, self.ask.answer)
 
     @property
+    def title(self) -> str:
+        return str(self.ask)
+
+    @property
+    def message_html(self) -> SafeString:
+        """The message as the agent wrote it: Markdown, rendered and cleaned (web.markdown)."""
+        return render_markdown(self.ask.message)
+
+    @property
+    def asker_rows(self) -> list[tuple[str, str]]:
+        """Who asked, in words people use: the agent (client), the person it works for, the team."""
+        ask = self.ask
+        rows = []
+        if ask.client_name:
+            rows.append(("agent", ask.client_name))
+        if ask.asked_by is not None:
+            rows.append(("for", person(ask.asked_by)))
+        elif ask.principal:
+            rows.append(("as", ask.principal))
+        if team := team_name(ask):
+            rows.append(("team", team))
+        return rows
+
+    @property
+    def ended_reason(self) -> str:
+        """Why the ask stopped waiting, in one sentence (empty while it waits)."""
+        ask = self.ask
+        when = timezone.localtime(ask.answered_at).strftime("%H:%M:%S") if ask.answered_at else ""
+        at = f" at {when}" if when else ""
+        if ask.status == Ask.Status.ACCEPTED:
+            return f"Answered by {self.decided_by}{at}."
+        if ask.status == Ask.Status.DECLINED:
+            return f"Declined by {self.decided_by}{at}."
+        if ask.status == Ask.Status.CANCELLED:
+            return f"Cancelled by {self.decided_by}{at}."
+        if ask.status == Ask.Status.EXPIRED:
+            return "Expired: nobody answered in time."
+        if ask.status == Ask.Status.WITHDRAWN:
+            return "Withdrawn: the agent stopped waiting for an answer."
+        return ""
+
+    @property
     def asked_ago(self) -> str:
         elapsed = timezone.now() - self.ask.created
         if elapsed.total_seconds() < 60:
@@ -65,20 +113,44 @@ class AskItem:
 
     @property
     def asked_by(self) -> str:
-        """Who put the question, as far as the server knows."""
-        if self.ask.asked_by is not None:
-            client = f" via {self.ask.client_name}" if self.ask.client_name else ""
-            return f"{self.ask.asked_by.get_username()}{client}"
-        return self.ask.principal or self.ask.client_name or "an MCP client"
+        """Who put the question, in one line: "claude-code for Bea Jones (team ops)"."""
+        return asked_by(self.ask)
 
     @property
     def decided_by(self) -> str:
         ask = self.ask
         if ask.answered_by is not None:
-            return ask.answered_by.get_username()
+            return person(ask.answered_by)
         if ask.route == Ask.Route.CLIENT:
             return ask.client_name or "the client"
         return "someone"
+
+
+def person(user: User) -> str:
+    """How a person is named everywhere (inbox, history, admin): their full name, else username."""
+    return user.get_full_name() or user.get_username()
+
+
+def asked_by(ask: Ask) -> str:
+    """Who put the question, in one line, the same in the inbox and the admin."""
+    agent = ask.client_name or "An MCP client"
+    if ask.asked_by is not None:
+        line = f"{agent} for {person(ask.asked_by)}"
+    elif ask.principal:
+        line = f"{agent} as {ask.principal}"
+    else:
+        line = agent
+    if team := team_name(ask):
+        line += f" (team {team})"
+    return line
+
+
+def team_name(ask: Ask) -> str:
+    """The ask's team's name when it was read with the ask (listing.as_shown); never a query,
+    since pages and sockets draw asks from the event loop."""
+    if ask.team_id is None or not Ask.team.is_cached(ask):
+        return ""
+    return ask.team.name if ask.team is not None else ""
 
 
 def item(
@@ -91,7 +163,7 @@ def item(
     fields = build_fields(
         ask.schema, id_prefix=f"f-{ask.id.hex}", submitted=submitted, errors=errors
     )
-    return AskItem(ask, fields, history=history or [])
+    return AskItem(ask, fields, history=history or [], opened=bool(errors))
 
 
 def socket_request(scope: dict[str, Any], user: User | AnonymousUser) -> HttpRequest:
@@ -104,9 +176,24 @@ def socket_request(scope: dict[str, Any], user: User | AnonymousUser) -> HttpReq
     return request
 
 
-def render_sync(request: HttpRequest, asks: Iterable[Ask] | None) -> str:
-    """The live-status mark and, for an inbox, its list as it is now (sent when a socket connects)."""
-    context = {"items": None if asks is None else [item(ask) for ask in asks]}
+def render_sync(
+    request: HttpRequest,
+    asks: Iterable[Ask] | None,
+    *,
+    ended: Iterable[Ask] = (),
+    total: int | None = None,
+    live: bool = True,
+) -> str:
+    """The live-status mark and, for an inbox, its list as it is now (sent when a socket connects,
+    and on every poll): inbox.js merges the cards into the page, leaving open ones untouched.
+    `ended` are asks the page still shows that stopped waiting (a poll names them)."""
+    items = None if asks is None else [item(ask) for ask in asks]
+    context = {
+        "items": items,
+        "ended_items": [item(ask) for ask in ended],
+        "total": total if total is not None else len(items or ()),
+        "live": live,
+    }
     return render_to_string(f"{ASKS}#inbox-sync", context, request)
 
 
@@ -114,10 +201,13 @@ def render_asked(request: HttpRequest, ask: Ask) -> str:
     return render_to_string(f"{ASKS}#inbox-asked", {"item": item(ask)}, request)
 
 
+def render_ended(request: HttpRequest, ask: Ask, *, page: bool = False) -> str:
+    """How an ask ended, into its card's (or page's) status slot only: the form and whatever was
+    typed in it stay; inbox.js greys the form and keeps the draft to copy."""
+    template = "page-ended" if page else "inbox-ended"
+    return render_to_string(f"{ASKS}#{template}", {"item": item(ask)}, request)
+
+
 def render_gone(ask_hex: str) -> str:
+    """An ask the socket's person may no longer see (or that was deleted): its card leaves."""
     return render_to_string(f"{ASKS}#inbox-gone", {"hex": ask_hex})
-
-
-def render_state(request: HttpRequest, ask: Ask, *, oob: bool) -> str:
-    """An ask page's state block: the form while pending, how it ended otherwise."""
-    return render_to_string(f"{ASKS}#ask-state", {"item": item(ask), "oob": oob}, request)
