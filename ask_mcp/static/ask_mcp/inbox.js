@@ -240,7 +240,8 @@
     retry.textContent = "Try again";
     retry.addEventListener("click", () => {
       status.replaceChildren();
-      form.requestSubmit(form.lastSubmitter || $("button[value=accept]", form));
+      // A click, not requestSubmit(): htmx reads the action from the button that was clicked.
+      (form.askmcpSubmitter || $("button[value=accept]", form))?.click();
     });
     message.append(retry);
     status.append(message);
@@ -251,6 +252,7 @@
 
   let opened = false;
   let pollTimer = null;
+  const openSockets = new Set(); // a reconnect's old socket may close after the new one opened
 
   function setLive(text, on) {
     const mark = document.getElementById("live-status");
@@ -306,8 +308,8 @@
         here.replaceWith(document.importNode(status, true));
       }
     }
+    handleEnded();
     if (arrived && !ask.length) merge();
-    else handleEnded();
   }
 
   // ------------------------------------------------------------------ notifications (opt-in)
@@ -378,14 +380,23 @@
     card.classList.add("expiring");
     announce(`${card.dataset.title || "This question"} expires in under a minute.`);
   });
-  document.addEventListener("htmx:wsOpen", () => { opened = true; stopPolling(); });
+  document.addEventListener("htmx:wsOpen", (event) => {
+    openSockets.add(event.detail.event?.target);
+    opened = true;
+    stopPolling();
+  });
   document.addEventListener("htmx:wsAfterMessage", merge);
   document.addEventListener("htmx:wsAfterMessage", handleEnded);
-  document.addEventListener("htmx:wsClose", () => {
+  document.addEventListener("htmx:wsClose", (event) => {
+    openSockets.delete(event.detail.event?.target);
+    if (openSockets.size) return;
     if (opened) setLive("reconnecting…", false);
     opened = false;
     setTimeout(() => { if (!opened) startPolling(); }, FALLBACK_MS);
   });
+  document.addEventListener("submit", (event) => {
+    if (event.target.matches?.("form.ask-form") && event.submitter) event.target.askmcpSubmitter = event.submitter;
+  }, true);
   document.addEventListener("htmx:beforeRequest", (event) => {
     const form = event.detail.elt.closest?.("form.ask-form");
     if (form) form.dataset.sending = "1";
