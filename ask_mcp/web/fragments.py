@@ -21,7 +21,7 @@ from django.utils.timesince import timesince
 from ask_mcp.models import Ask, AskEvent
 from ask_mcp.protocol.forms import FieldError
 from ask_mcp.web.formfields import FormField, Submitted, build_fields, show_answer
-from ask_mcp.web.markdown import render_markdown
+from ask_mcp.web.markdown import plain_title, render_markdown
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -64,7 +64,8 @@ class AskItem:
 
     @property
     def title(self) -> str:
-        return str(self.ask)
+        """The message's first line as plain words (no Markdown marks), for headings and lists."""
+        return plain_title(str(self.ask))
 
     @property
     def message_html(self) -> SafeString:
