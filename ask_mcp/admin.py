@@ -42,7 +42,7 @@ from ask_mcp.web.formfields import show_answer
 from ask_mcp.web.fragments import asked_by, person
 from ask_mcp.workers.relay import ChannelLayerUnavailable
 
-DECISIONS: Final = {
+DECISIONS: Final[dict[str, tuple[Callable[..., bool], str, str]]] = {
     "cancel": (ask_cancel, "cancelled", "the waiting call gets “cancelled”"),
     "expire": (ask_expire, "expired", "the waiting call gets “did not answer in time”"),
 }
@@ -59,6 +59,7 @@ def shown_time(at: dt.datetime | None) -> SafeString | str:
         utc.isoformat(),
         utc.strftime("%Y-%m-%d %H:%M:%S UTC"),
     )
+
 
 if TYPE_CHECKING:  # ModelAdmin is generic only to the type checker
     AskModelAdmin = admin.ModelAdmin[Ask]
@@ -185,7 +186,8 @@ class AskAdmin(AskModelAdmin):
             for verb, label in (("cancel", "Cancel…"), ("expire", "Expire…"))
         )
         return format_html_join(
-            " ", '<a class="button" href="{}" aria-label="{} {}">{}</a>',
+            " ",
+            '<a class="button" href="{}" aria-label="{} {}">{}</a>',
             ((url, label.rstrip("…"), title, label) for url, label, title in links),
         )
 

@@ -25,7 +25,12 @@ ALLOWED_TAGS: Final = frozenset(
 )  # fmt: skip
 """What a rendered message may hold: text structure, code and links; no images, forms or media
 (an image would fetch a URL the model chose as soon as the card shows)."""
-ALLOWED_ATTRIBUTES: Final = {"a": {"href", "title"}, "ol": {"start"}, "th": {"align"}, "td": {"align"}}
+ALLOWED_ATTRIBUTES: Final = {
+    "a": {"href", "title"},
+    "ol": {"start"},
+    "th": {"align"},
+    "td": {"align"},
+}
 """Attributes kept on the allowed tags (nh3 sets each link's `rel` itself)."""
 URL_SCHEMES: Final = frozenset({"http", "https", "mailto"})
 """Link schemes kept; a `javascript:` or `data:` link loses its href."""
@@ -51,9 +56,8 @@ def plain_title(line: str) -> str:
 @lru_cache(maxsize=1)
 def _parser() -> MarkdownIt:
     # commonmark with tables and strikethrough; linkify turns bare URLs into links.
-    return (
-        MarkdownIt("commonmark", {"html": False, "linkify": True, "breaks": True})
-        .enable(["table", "strikethrough", "linkify"])
+    return MarkdownIt("commonmark", {"html": False, "linkify": True, "breaks": True}).enable(
+        ["table", "strikethrough", "linkify"]
     )
 
 
@@ -71,4 +75,4 @@ def _rendered(text: str) -> str:
 
 def render_markdown(text: str) -> SafeString:
     """`text` (an agent's Markdown) as HTML safe to put in a page."""
-    return mark_safe(_rendered(text))  # noqa: S308  # cleaned by nh3's allow-list just above
+    return mark_safe(_rendered(text))  # cleaned by nh3's allow-list just above

@@ -81,6 +81,8 @@ async def inbox(request: HtmxHttpRequest) -> HttpResponse:
 
 
 async def _team_names(user: User | AnonymousUser) -> list[str]:
+    if not user.is_authenticated:
+        return []
     teams = Group.objects.all() if user.is_staff else Group.objects.filter(user=user)
     return [name async for name in teams.order_by("name").values_list("name", flat=True)]
 

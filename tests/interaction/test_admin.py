@@ -157,7 +157,9 @@ async def test_one_pending_ask_is_cancelled_from_its_row_after_a_confirmation(
     await page.goto(f"{CHANGELIST}?q={message.split(' [')[1].rstrip(']')}")
     row = page.locator("#result_list tbody tr", has_text=message)
     await expect(row.locator("td.field-time_left")).to_have_text(re.compile(r"^expires in \d+ min"))
-    await expect(row.locator("td.field-asked_at time")).to_have_attribute("datetime", re.compile(r"T\d\d:\d\d:\d\d"))
+    await expect(row.locator("td.field-asked_at time")).to_have_attribute(
+        "datetime", re.compile(r"T\d\d:\d\d:\d\d")
+    )
     await row.get_by_role("link", name=f"Cancel {message}").click()
     await expect(page.get_by_role("heading", name="Cancel this ask?")).to_be_visible()
     await expect(page.locator("#content")).to_contain_text("the waiting call gets “cancelled”")

@@ -1,7 +1,7 @@
 """Reading and answering on a desk and on a phone: Markdown, who asked, urgency, labels, validation, accessibility.
 
-A real daphne server, the official MCP client without forms, Debian's chromium at 1280×800 and
-at 390×844, and axe-core's default rules (WCAG 2.0-2.2 A and AA plus best practices) on every
+A real daphne server, the official MCP client without forms, Debian's chromium at 1280x800 and
+at 390x844, and axe-core's default rules (WCAG 2.0-2.2 A and AA plus best practices) on every
 page a person sees: sign-in, the inbox with asks waiting, an ask's page, the answered state and
 "My answers". Screenshots for the README are taken here, light and dark.
 """
@@ -143,7 +143,11 @@ async def test_markdown_renders_safely_with_code_lists_and_links(
     await expect(body.locator("img, b")).to_have_count(0)
     await expect(body).to_contain_text("<b>raw html</b>")  # shown as text, never as markup
     assert await page.evaluate("window.__pwned") is None
-    await (await open_card(page, "Release 4.2 is ready")).get_by_role("button", name="Decline").click()
+    await (
+        (await open_card(page, "Release 4.2 is ready"))
+        .get_by_role("button", name="Decline")
+        .click()
+    )
     assert text_of(await finish(call)) == "The user declined to answer."
 
 

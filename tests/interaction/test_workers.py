@@ -27,8 +27,8 @@ from tests.support.browser import (
     WEB_CONFIG,
     add_user,
     card,
-    open_card,
     live_inbox,
+    open_card,
     signed_in,
 )
 from tests.support.live import ROOT, LiveServer, LiveServers
