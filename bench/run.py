@@ -476,7 +476,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("suite", choices=["throughput", "memory", "resume", "held", "soak"])
+    parser.add_argument(
+        "suite", choices=["throughput", "memory", "resume", "held", "soak", "inbox"]
+    )
     parser.add_argument("--seconds", type=float, default=8.0, help="each load window")
     parser.add_argument("--rounds", type=int, default=3, help="throughput: turns per server")
     parser.add_argument("--parked", type=int, default=10_000)
@@ -499,6 +501,11 @@ def main() -> None:
         print(json.dumps(results, indent=2))
     elif args.suite == "held":
         results = held(args.calls or 1000)
+        print(json.dumps(results, indent=2))
+    elif args.suite == "inbox":
+        from bench.inbox import inbox_page
+
+        results = inbox_page()
         print(json.dumps(results, indent=2))
     else:
         results = soak(args.minutes, args.rate)
