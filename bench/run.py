@@ -503,9 +503,9 @@ def main() -> None:
         results = held(args.calls or 1000)
         print(json.dumps(results, indent=2))
     elif args.suite == "inbox":
-        from bench.inbox import inbox_page
+        from bench.inbox import fan_out, inbox_page
 
-        results = inbox_page()
+        results = {"page": inbox_page(), "sockets": fan_out()}
         print(json.dumps(results, indent=2))
     else:
         results = soak(args.minutes, args.rate)

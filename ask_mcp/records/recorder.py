@@ -157,6 +157,10 @@ class AskRecorder:
             "expires_at": timestamp(question.expires_at),
             "worker": question.worker or "",
             "call_id": question.call_id or "",
+            # Cut to their columns: a client names its own version, of any length.
+            "credential": storable((question.credential or "")[:200]),
+            "client_version": storable((question.client_version or "")[:100]),
+            "session": (question.session or "")[:64],
         }
 
     def _submit(self, op: _Op) -> None:

@@ -207,6 +207,9 @@ class ElicitationTable:
             worker=self.worker,
             team=ctx.team,
             toolkit=ctx.toolkit,
+            credential=ctx.credential,
+            client_version=ctx.client_version,
+            session=ctx.session,
         )
 
     async def _ask_until_valid(self, ctx: Context, question: Question, key: str) -> ElicitResult:

@@ -33,6 +33,11 @@ class Question:
     """The team the caller's credentials route questions to, besides the caller."""
     toolkit: str | None = None
     """The name of the toolkit whose tool, prompt or resource asks (None when it has none)."""
+    credential: str | None = None
+    """The credential the asking client used, as people know it (a token's label)."""
+    client_version: str | None = None
+    session: str | None = None
+    """The initialize-era session the asking call belongs to."""
 
     def shown_as(self, message: str) -> Question:
         """A copy with the message a person is shown this attempt (a re-ask says what went wrong)."""

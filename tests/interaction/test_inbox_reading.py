@@ -247,6 +247,8 @@ async def test_cards_are_compact_soonest_first_searchable_and_say_who_asked_in_w
     shown = await open_card(page, f"Later one {tag}")
     await expect(shown.locator(".asker-for")).to_have_text(team.dora.username)
     await expect(shown.locator(".asker-team")).to_have_text(team.team)
+    await expect(shown.locator(".asker-token")).to_have_text(re.compile(r"^askmcp_\S{4}…$"))
+    await expect(shown.locator(".asker-agent")).to_have_text(re.compile(r"^mcp \S+$"))  # + version
     await expect(shown.locator(".summary-meta")).to_contain_text(f"(team {team.team})")
     await expect(shown.locator(".summary-meta .countdown")).to_have_text(re.compile(r"expires in"))
     await expect(shown.locator("time.local").first).to_contain_text("GMT+9")  # local, to the second
