@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
 from django.contrib import admin, messages
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
@@ -257,14 +258,37 @@ class AskAdmin(AskModelAdmin):
         return TemplateResponse(request, "admin/ask_mcp/ask/decide.html", context)
 
     @admin.action(description="Cancel the selected asks (the waiting call gets “cancelled”)")
-    def cancel_asks(self, request: HttpRequest, queryset: QuerySet[Ask]) -> None:
-        self._decide(request, queryset, ask_cancel, "cancelled")
+    def cancel_asks(self, request: HttpRequest, queryset: QuerySet[Ask]) -> HttpResponse | None:
+        return self._confirmed(request, queryset, "cancel", "cancel_asks")
 
     @admin.action(
         description="Expire the selected asks (the waiting call gets “did not answer in time”)"
     )
-    def expire_asks(self, request: HttpRequest, queryset: QuerySet[Ask]) -> None:
-        self._decide(request, queryset, ask_expire, "expired")
+    def expire_asks(self, request: HttpRequest, queryset: QuerySet[Ask]) -> HttpResponse | None:
+        return self._confirmed(request, queryset, "expire", "expire_asks")
+
+    def _confirmed(
+        self, request: HttpRequest, queryset: QuerySet[Ask], verb: str, action: str
+    ) -> HttpResponse | None:
+        """A bulk decision: first a page naming the asks and what their calls will be told
+        (as Django's bulk delete does), then, once confirmed, the decision."""
+        decide, done, told = DECISIONS[verb]
+        if request.POST.get("confirmed") == "yes":
+            self._decide(request, queryset, decide, done)
+            return None
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"{verb.capitalize()} {queryset.count()} ask(s)?",
+            "asks": list(queryset.select_related(*ASK_PEOPLE, "team")),
+            "verb": verb,
+            "told": told,
+            "action": action,
+            "opts": self.model._meta,
+            "back": reverse("admin:ask_mcp_ask_changelist"),
+            "selected": request.POST.getlist(ACTION_CHECKBOX_NAME),
+            "select_across": request.POST.get("select_across", "0"),
+        }
+        return TemplateResponse(request, "admin/ask_mcp/ask/decide_many.html", context)
 
     def _decide(
         self,

@@ -39,6 +39,9 @@ async def run_action(page: Page, message: str, action: str) -> None:
     await row.locator("input[name=_selected_action]").check()
     await page.locator("select[name=action]").select_option(action)
     await page.get_by_role("button", name="Run", exact=True).click()
+    # A confirmation page names the asks first; nothing is decided until it is confirmed.
+    await expect(page.locator("#content li", has_text=message)).to_have_count(1)
+    await page.get_by_role("button", name=re.compile(r"^Yes, (cancel|expire) them$")).click()
 
 
 async def test_cancelling_a_browser_ask_resumes_the_held_call_with_cancelled(
