@@ -91,16 +91,19 @@ async def _team_names(user: User | AnonymousUser) -> list[str]:
 @require_GET
 async def poll(request: HtmxHttpRequest) -> HttpResponse:
     """The inbox as its socket would push it, for browsers whose WebSockets are blocked: the
-    pending list, and how each ask the page still shows (`known`, hex ids) but no longer waits ended."""
+    pending list, and how each ask the page still shows (`known`, hex ids) but no longer waits
+    ended. With `list=0` only the latter (an ask's own page asks about its ask alone)."""
     user = await _signed_in(request)
     filters = Filters.read(request.GET)
-    pending = inbox_asks(Ask.objects.inbox(user), filters)
-    asks = [ask async for ask in as_shown(pending)[:INBOX_LIMIT]]
-    total = len(asks) if len(asks) < INBOX_LIMIT else await pending.acount()
-    await database_sync_to_async(asks_shown)(asks, user)
-    known = _hex_ids(request.GET.get("known", ""))
-    waiting = {ask.id for ask in asks}
-    gone = [each for each in known if each not in waiting]
+    asks: list[Ask] | None = None
+    total = 0
+    if request.GET.get("list") != "0":
+        pending = inbox_asks(Ask.objects.inbox(user), filters)
+        asks = [ask async for ask in as_shown(pending)[:INBOX_LIMIT]]
+        total = len(asks) if len(asks) < INBOX_LIMIT else await pending.acount()
+        await database_sync_to_async(asks_shown)(asks, user)
+    waiting = {ask.id for ask in asks or ()}
+    gone = [each for each in _hex_ids(request.GET.get("known", "")) if each not in waiting]
     ended = [
         ask
         async for ask in as_shown(Ask.objects.visible_to(user).filter(pk__in=gone)).exclude(

@@ -246,3 +246,34 @@ async def test_with_websockets_refused_the_inbox_polls_and_says_so(
     await shown.get_by_role("button", name="Send answer").click()
     assert json.loads(text_of(await finish(call))) == {"answer": "polled"}
     await expect(outcome(page)).to_contain_text("✓ Sent")
+
+
+async def test_an_ask_page_without_websockets_polls_and_keeps_the_draft_when_the_ask_ends(
+    web: LiveServer, admin: Person, bea: Person, open_as: OpenAs
+) -> None:
+    inbox = await open_as(bea)
+    await live_inbox(inbox)
+    message = unique("Answered elsewhere while my socket is blocked")
+    call = ask(web.mcp_url, message)
+    ask_hex = await card(inbox, message).get_attribute("data-ask")
+    assert ask_hex is not None
+
+    page = await open_as(admin)
+
+    async def refuse(socket: WebSocketRoute) -> None:
+        await socket.close(code=1008, reason="blocked by a proxy")
+
+    await page.route_web_socket(re.compile(r"/ws/"), refuse)
+    await page.goto(f"/asks/{uuid.UUID(ask_hex)}/")
+    await expect(page.locator("#connection-note")).to_contain_text("checks for changes every 5")
+    await page.get_by_label("answer").fill(DRAFT)
+
+    shown = await open_card(inbox, message)
+    await shown.get_by_label("answer").fill("from bea")
+    await shown.get_by_role("button", name="Send answer").click()
+    assert json.loads(text_of(await finish(call))) == {"answer": "from bea"}
+
+    status = page.locator(".ask-status")
+    await expect(status).to_contain_text("Answered by bea")  # found by polling
+    await expect(page.get_by_label("answer")).to_have_value(DRAFT)
+    await expect(page.get_by_role("button", name="Send answer")).to_be_disabled()

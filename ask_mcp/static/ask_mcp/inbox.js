@@ -260,15 +260,15 @@
   }
 
   function startPolling() {
-    if (pollTimer || opened || !document.getElementById("inbox")) {
-      if (!document.getElementById("inbox") && !opened) setLive("live updates unavailable", false);
-      return;
-    }
+    if (pollTimer || opened || !document.querySelector("[data-poll-url]")) return;
     setLive("checking every 5 s", false);
     const note = document.getElementById("connection-note");
     if (note) note.textContent = "Live updates are blocked (the WebSocket could not connect), so this page checks for changes every 5 seconds.";
-    poll([]);
-    pollTimer = setInterval(() => poll([]), POLL_MS);
+    // An ask's page asks only how its own ask ended; the inbox asks for its whole list.
+    const page = document.querySelector(".ask-page[data-ask]");
+    const each = () => poll(page ? [page.dataset.ask] : []);
+    each();
+    pollTimer = setInterval(each, POLL_MS);
   }
 
   function stopPolling() {
@@ -279,11 +279,12 @@
   }
 
   async function poll(ask) {
-    const inbox = document.getElementById("inbox");
-    if (!inbox) return;
+    const source = document.querySelector("[data-poll-url]");
+    if (!source) return;
     const ids = ask.length ? ask : cards().map((card) => card.dataset.ask);
-    const url = new URL(inbox.dataset.pollUrl, location.href);
+    const url = new URL(source.dataset.pollUrl, location.href);
     url.searchParams.set("known", ids.join(","));
+    if (ask.length) url.searchParams.set("list", "0"); // only how these ended
     let html;
     try {
       const response = await fetch(url, { headers: { "HX-Request": "true" }, credentials: "same-origin" });
