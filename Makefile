@@ -80,6 +80,7 @@ bench: $(STAMP) $(SDK_VENV)/.installed-stamp
 	$(PY) -m bench.run resume
 	$(PY) -m bench.run durability
 	$(PY) -m bench.run held
+	$(PY) -m bench.run inbox
 
 soak: $(STAMP)
 	$(PY) -m bench.run soak --minutes 20

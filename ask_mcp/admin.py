@@ -1,23 +1,31 @@
 """The admin: asks (read-only, cancel and expire), tokens, sessions, webhooks, escalations, deliveries; deciding is records'.
 
-Asks are read-only records with filters and two actions, cancel and expire, decided by
-:mod:`ask_mcp.records.decisions` through the process's relay; bearer tokens are shown once when
-created; initialize-era sessions and webhooks with their deliveries.
+Asks are read-only records (no Save; only superusers delete, in bulk, after Django's
+confirmation) with filters, a time-left column, times to the second in the reader's clock,
+answers shown as fields, who asked named as the inbox names it, and cancel and expire per row
+(each behind a confirmation page) and in bulk, decided by :mod:`ask_mcp.records.decisions`
+through the process's relay; bearer tokens are shown once when created; initialize-era
+sessions and webhooks with their deliveries.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import secrets
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import URLPattern, path, reverse
 from django.utils import timezone
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
 from django.utils.timesince import timesince
 
 from ask_mcp import conf, runtime
@@ -38,7 +46,28 @@ from ask_mcp.models import (
 from ask_mcp.records.decisions import ask_cancel, ask_expire
 from ask_mcp.team.auth import TOKEN_PREFIX, TOKENS, digest
 from ask_mcp.team.targets import TargetRefused, vet
+from ask_mcp.web.formfields import show_answer
+from ask_mcp.web.fragments import asked_by, person
 from ask_mcp.workers.relay import ChannelLayerUnavailable
+
+DECISIONS: Final[dict[str, tuple[Callable[..., bool], str, str]]] = {
+    "cancel": (ask_cancel, "cancelled", "the waiting call gets “cancelled”"),
+    "expire": (ask_expire, "expired", "the waiting call gets “did not answer in time”"),
+}
+"""The per-row decisions: what decides, its past tense, and what the model is told."""
+
+
+def shown_time(at: dt.datetime | None) -> SafeString | str:
+    """A time to the second, in the reader's local time once times.js runs (UTC before)."""
+    if at is None:
+        return "—"
+    utc = at.astimezone(dt.UTC)
+    return format_html(
+        '<time class="local" datetime="{}">{}</time>',
+        utc.isoformat(),
+        utc.strftime("%Y-%m-%d %H:%M:%S UTC"),
+    )
+
 
 if TYPE_CHECKING:  # ModelAdmin is generic only to the type checker
     AskModelAdmin = admin.ModelAdmin[Ask]
@@ -83,6 +112,7 @@ class CollectedFilter(admin.SimpleListFilter):
 
 class AskEventInline(EventInlineBase):
     model = AskEvent
+    template = "admin/ask_mcp/ask/events_inline.html"
     extra = 0
     max_num = 0
     can_delete = False
@@ -122,16 +152,18 @@ class AskAdmin(AskModelAdmin):
         "summary",
         "status",
         "delivery",
+        "time_left",
         "age",
         "tool",
         "who_asked",
-        "answered_by",
-        "created",
+        "decided_by",
+        "asked_at",
+        "row_actions",
     )
     list_filter = ("status", "route", CollectedFilter, ("created", admin.DateFieldListFilter))
     search_fields = ("message", "answer", "principal", "client_name")
     date_hierarchy = "created"
-    list_select_related = ASK_PEOPLE
+    list_select_related = (*ASK_PEOPLE, "team")
     actions = ("cancel_asks", "expire_asks")
     fields = (
         "id",
@@ -140,14 +172,16 @@ class AskAdmin(AskModelAdmin):
         "route",
         "tool",
         "toolkit",
+        "who_asked",
         "client_name",
         "principal",
-        "asked_by",
+        "asked_for",
         "team",
-        "created",
-        "expires_at",
-        "answered_by",
-        "answered_at",
+        "asked_at",
+        "expires",
+        "time_left",
+        "decided_by",
+        "decided_at",
         "shown_answer",
         "shown_schema",
         "delivery",
@@ -178,30 +212,156 @@ class AskAdmin(AskModelAdmin):
 
     @admin.display(description="who asked")
     def who_asked(self, ask: Ask) -> str:
-        return ask.principal or ask.client_name or "—"
+        return asked_by(ask)  # the inbox's words, so both name the asker alike
+
+    @admin.display(description="asked for", ordering="asked_by__username")
+    def asked_for(self, ask: Ask) -> str:
+        return person(ask.asked_by) if ask.asked_by is not None else "—"
+
+    @admin.display(description="decided by", ordering="answered_by__username")
+    def decided_by(self, ask: Ask) -> str:
+        if ask.answered_by is not None:
+            return person(ask.answered_by)
+        return "—" if ask.is_pending else "—  (no person)"
+
+    @admin.display(description="asked", ordering="created")
+    def asked_at(self, ask: Ask) -> SafeString | str:
+        return shown_time(ask.created)
+
+    @admin.display(description="waits until", ordering="expires_at")
+    def expires(self, ask: Ask) -> SafeString | str:
+        return shown_time(ask.expires_at)
+
+    @admin.display(description="decided", ordering="answered_at")
+    def decided_at(self, ask: Ask) -> SafeString | str:
+        return shown_time(ask.answered_at)
+
+    @admin.display(description="time left", ordering="expires_at")
+    def time_left(self, ask: Ask) -> SafeString | str:
+        if not ask.is_pending:
+            return "—"
+        left = (ask.expires_at - timezone.now()).total_seconds()
+        if left <= 0:
+            return "overdue"
+        minutes, seconds = divmod(int(left), 60)
+        return format_html(
+            '<span class="countdown" data-expires="{}">{} min {} s</span>',
+            ask.expires_at.isoformat(),
+            minutes,
+            seconds,
+        )
+
+    @admin.display(description="decide")
+    def row_actions(self, ask: Ask) -> SafeString | str:
+        if not ask.is_pending:
+            return ""
+        links = (
+            (reverse(f"admin:ask_mcp_ask_{verb}", args=[ask.pk]), label, str(ask))
+            for verb, label in (("cancel", "Cancel…"), ("expire", "Expire…"))
+        )
+        return format_html_join(
+            " ",
+            '<a class="button" href="{}" aria-label="{} {}">{}</a>',
+            ((url, label.rstrip("…"), title, label) for url, label, title in links),
+        )
 
     @admin.display(description="answer")
-    def shown_answer(self, ask: Ask) -> str:
+    def shown_answer(self, ask: Ask) -> SafeString | str:
         if ask.answer is None:
             return "—"
-        return format_html("<pre>{}</pre>", json.dumps(ask.answer, indent=2, ensure_ascii=False))
+        rows = show_answer(ask.schema, ask.answer) if isinstance(ask.answer, dict) else []
+        fields = format_html_join("", "<dt>{}</dt><dd>{}</dd>", rows)
+        raw = json.dumps(ask.answer, indent=2, ensure_ascii=False)
+        return format_html(
+            '<dl class="answer-fields">{}</dl><details><summary>As JSON</summary><pre>{}</pre></details>',
+            fields,
+            raw,
+        )
 
     @admin.display(description="requested schema")
     def shown_schema(self, ask: Ask) -> str:
         return format_html("<pre>{}</pre>", json.dumps(ask.schema, indent=2, ensure_ascii=False))
 
+    class Media:
+        js = ("ask_mcp/times.js",)
+        css = {"all": ("ask_mcp/admin.css",)}
+
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # asks come from models, never from people
 
+    def has_change_permission(self, request: HttpRequest, obj: Ask | None = None) -> bool:
+        return False  # a record of what was asked and answered: shown, never edited
+
+    def has_delete_permission(self, request: HttpRequest, obj: Ask | None = None) -> bool:
+        # Only superusers remove asks (a removal request), in bulk, after Django's confirmation.
+        return obj is None and bool(getattr(request.user, "is_superuser", False))
+
+    def get_urls(self) -> list[URLPattern]:
+        own = [
+            path(
+                f"<path:object_id>/{verb}/",
+                self.admin_site.admin_view(self._decide_one),
+                {"verb": verb},
+                name=f"ask_mcp_ask_{verb}",
+            )
+            for verb in DECISIONS
+        ]
+        return own + super().get_urls()
+
+    def _decide_one(self, request: HttpRequest, object_id: str, verb: str) -> HttpResponse:
+        """One ask's cancel or expire: a confirmation page, then the decision on POST."""
+        ask = self.get_object(request, object_id)
+        if ask is None or not self.has_view_permission(request, ask):
+            raise Http404("No such ask.")
+        decide, done, told = DECISIONS[verb]
+        back = reverse("admin:ask_mcp_ask_changelist")
+        if request.method == "POST":
+            self._decide(request, Ask.objects.filter(pk=ask.pk), decide, done)
+            return HttpResponseRedirect(back)
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"{verb.capitalize()} this ask?",
+            "ask": ask,
+            "verb": verb,
+            "told": told,
+            "asker": asked_by(ask),
+            "opts": self.model._meta,
+            "back": back,
+        }
+        return TemplateResponse(request, "admin/ask_mcp/ask/decide.html", context)
+
     @admin.action(description="Cancel the selected asks (the waiting call gets “cancelled”)")
-    def cancel_asks(self, request: HttpRequest, queryset: QuerySet[Ask]) -> None:
-        self._decide(request, queryset, ask_cancel, "cancelled")
+    def cancel_asks(self, request: HttpRequest, queryset: QuerySet[Ask]) -> HttpResponse | None:
+        return self._confirmed(request, queryset, "cancel", "cancel_asks")
 
     @admin.action(
         description="Expire the selected asks (the waiting call gets “did not answer in time”)"
     )
-    def expire_asks(self, request: HttpRequest, queryset: QuerySet[Ask]) -> None:
-        self._decide(request, queryset, ask_expire, "expired")
+    def expire_asks(self, request: HttpRequest, queryset: QuerySet[Ask]) -> HttpResponse | None:
+        return self._confirmed(request, queryset, "expire", "expire_asks")
+
+    def _confirmed(
+        self, request: HttpRequest, queryset: QuerySet[Ask], verb: str, action: str
+    ) -> HttpResponse | None:
+        """A bulk decision: first a page naming the asks and what their calls will be told
+        (as Django's bulk delete does), then, once confirmed, the decision."""
+        decide, done, told = DECISIONS[verb]
+        if request.POST.get("confirmed") == "yes":
+            self._decide(request, queryset, decide, done)
+            return None
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"{verb.capitalize()} {queryset.count()} ask(s)?",
+            "asks": list(queryset.select_related(*ASK_PEOPLE, "team")),
+            "verb": verb,
+            "told": told,
+            "action": action,
+            "opts": self.model._meta,
+            "back": reverse("admin:ask_mcp_ask_changelist"),
+            "selected": request.POST.getlist(ACTION_CHECKBOX_NAME),
+            "select_across": request.POST.get("select_across", "0"),
+        }
+        return TemplateResponse(request, "admin/ask_mcp/ask/decide_many.html", context)
 
     def _decide(
         self,

@@ -141,6 +141,13 @@ class Ask(models.Model):
     collected_by = models.CharField(
         max_length=200, blank=True, help_text="The call that took the decision."
     )
+    credential = models.CharField(
+        max_length=200, blank=True, default="", help_text="The token the client asked with."
+    )
+    client_version = models.CharField(max_length=100, blank=True, default="")
+    session = models.CharField(
+        max_length=64, blank=True, default="", help_text="The initialize-era session, if any."
+    )
 
     objects = AskQuerySet.as_manager()
 

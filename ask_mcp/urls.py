@@ -12,4 +12,6 @@ urlpatterns = [
     path("asks/<uuid:ask_id>/", views.ask_page, name="ask"),
     path("link/<str:token>/", reach.mail_link, name="link"),
     path("settings/", reach.reach_settings, name="settings"),
+    path("inbox/poll/", views.poll, name="poll"),
+    path("mine/", views.mine, name="mine"),
 ]

@@ -525,7 +525,8 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
-        "suite", choices=["throughput", "memory", "resume", "held", "soak", "durability"]
+        "suite",
+        choices=["throughput", "memory", "resume", "held", "soak", "durability", "inbox"],
     )
     parser.add_argument("--seconds", type=float, default=8.0, help="each load window")
     parser.add_argument("--rounds", type=int, default=3, help="throughput: turns per server")
@@ -554,6 +555,10 @@ def main() -> None:
         print(json.dumps(results, indent=2))
     elif args.suite == "durability":
         results = durability(args.calls or 1000)
+    elif args.suite == "inbox":
+        from bench.inbox import fan_out, inbox_page
+
+        results = {"page": inbox_page(), "sockets": fan_out()}
         print(json.dumps(results, indent=2))
     else:
         results = soak(args.minutes, args.rate)

@@ -214,6 +214,10 @@ class AskRecorder:
             "attach_key": question.attach_key or "",
             "collected_at": None,
             "collected_by": "",
+            # Cut to their columns: a client names its own version, of any length.
+            "credential": storable((question.credential or "")[:200]),
+            "client_version": storable((question.client_version or "")[:100]),
+            "session": (question.session or "")[:64],
         }
 
     def _submit(self, op: _Op) -> None:

@@ -68,6 +68,12 @@ def client_name(info: Mapping[str, Any] | None) -> str | None:
     return name if isinstance(name, str) else None
 
 
+def client_version(info: Mapping[str, Any] | None) -> str | None:
+    """The client's version from its clientInfo, if it gave one."""
+    version = (info or {}).get("version")
+    return version if isinstance(version, str) else None
+
+
 @dataclass(frozen=True, slots=True)
 class Caller:
     """Who is calling and how they are reached, as one request's envelope or one session states it."""
@@ -83,6 +89,11 @@ class Caller:
     """Where the server is reached over HTTP (scheme://host), for links shown to people."""
     team: str | None = None
     """The team (group) the caller's credentials route questions to, if any."""
+    credential: str | None = None
+    """The credential the caller used, as people know it (a token's label), if any."""
+    client_version: str | None = None
+    session: str | None = None
+    """The initialize-era session the call belongs to (the 2026-07-28 era has none)."""
 
 
 class Context:
@@ -93,6 +104,8 @@ class Context:
         "base_url",
         "capabilities",
         "client_name",
+        "client_version",
+        "credential",
         "era",
         "idempotency_key",
         "input_channel",
@@ -102,6 +115,7 @@ class Context:
         "principal",
         "progress_token",
         "protocol_version",
+        "session",
         "stream",
         "table",
         "team",
@@ -142,6 +156,9 @@ class Context:
         self.client_name = caller.client_name
         self.base_url = caller.base_url
         self.team = caller.team
+        self.credential = caller.credential
+        self.client_version = caller.client_version
+        self.session = caller.session
 
     @property
     def client_shows_forms(self) -> bool:
@@ -253,4 +270,5 @@ __all__ = [
     "Context",
     "OnElicit",
     "client_name",
+    "client_version",
 ]

@@ -151,6 +151,7 @@ class Server(Catalog):
         stream: Stream | None = None,
         base_url: str | None = None,
         team: str | None = None,
+        credential: str | None = None,
     ) -> dict[str, Any] | None:
         """Answer one 2026-07-28 request (None for a notification).
 
@@ -166,6 +167,7 @@ class Server(Catalog):
             stream=stream,
             base_url=base_url,
             team=team,
+            credential=credential,
         )
         return await self._answer(self._modern, request, admit)
 

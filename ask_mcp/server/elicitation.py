@@ -246,6 +246,9 @@ class ElicitationTable:
             toolkit=ctx.toolkit,
             attach_key=attach,
             collector=f"{ctx.client_name or 'a client'} ({ctx.protocol_version}) via {self.worker}",
+            credential=ctx.credential,
+            client_version=ctx.client_version,
+            session=ctx.session,
         )
 
     async def _ask_until_valid(self, ctx: Context, question: Question, key: str) -> ElicitResult:

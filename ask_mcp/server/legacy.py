@@ -28,7 +28,7 @@ from ask_mcp.protocol.jsonrpc import (
     request_message,
 )
 from ask_mcp.server.catalog import require
-from ask_mcp.server.context import Caller, Context, client_name
+from ask_mcp.server.context import Caller, Context, client_name, client_version
 from ask_mcp.server.era import Era, Method
 from ask_mcp.server.errors import (
     ElicitationTimedOut,
@@ -212,6 +212,8 @@ class LegacyEra(Era[LegacyInbound]):
             client_name=session.client_name,
             base_url=inbound.base_url,
             team=session.team,
+            client_version=client_version(session.client_info),
+            session=session.id,
         )
 
     def list_hints(self, result: dict[str, Any]) -> dict[str, Any]:

@@ -32,7 +32,7 @@ from ask_mcp.protocol.jsonrpc import (
     json_type,
 )
 from ask_mcp.server.catalog import Catalog, require
-from ask_mcp.server.context import Caller, Context, client_name
+from ask_mcp.server.context import Caller, Context, client_name, client_version
 from ask_mcp.server.elicitation import ElicitationTable
 from ask_mcp.server.era import Era, Method
 from ask_mcp.server.errors import (
@@ -77,6 +77,7 @@ class Inbound:
     headers: Mapping[str, str] | None
     base_url: str | None = None
     team: str | None = None
+    credential: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +122,7 @@ class ModernEra(Era[Inbound]):
         stream: Stream | None,
         base_url: str | None,
         team: str | None,
+        credential: str | None = None,
     ) -> Inbound:
         """The envelope rungs of the ladder: `_meta`, then the headers (over HTTP), then the version.
 
@@ -131,7 +133,9 @@ class ModernEra(Era[Inbound]):
         if headers is not None:
             check_headers(request, envelope, headers, header_names)
         check_version(envelope, (mcp.MODERN_VERSION,))
-        return Inbound(request, envelope, principal, stream or NULL_STREAM, headers, base_url, team)
+        return Inbound(
+            request, envelope, principal, stream or NULL_STREAM, headers, base_url, team, credential
+        )
 
     def offers(self) -> Mapping[str, Any]:
         return self.catalog.offers()
@@ -163,6 +167,8 @@ class ModernEra(Era[Inbound]):
             client_name=client_name(envelope.client_info),
             base_url=inbound.base_url,
             team=inbound.team,
+            credential=inbound.credential,
+            client_version=client_version(envelope.client_info),
         )
 
     def list_hints(self, result: dict[str, Any]) -> dict[str, Any]:

@@ -49,6 +49,11 @@ class Question:
     """Set by the observer when the question attached to an earlier call's pending ask."""
     attached_from: str = ""
     """The worker that held the ask before this call attached to it."""
+    credential: str | None = None
+    """The credential the asking client used, as people know it (a token's label)."""
+    client_version: str | None = None
+    session: str | None = None
+    """The initialize-era session the asking call belongs to."""
 
     def shown_as(self, message: str) -> Question:
         """A copy with the message a person is shown this attempt (a re-ask says what went wrong)."""

@@ -40,6 +40,8 @@ class Caller:
     username: str
     token_id: int
     team_id: int | None
+    token_label: str = ""
+    """The token as people know it: its name and its first characters ("deploy-bot (amcp_Ab12…)")."""
 
 
 class Unauthorized(Exception):
@@ -81,6 +83,11 @@ def team_of(group_id: int) -> str:
 def team_id_of(team: str | None) -> int | None:
     """The group a team string names; None for no team, or one that names no group."""
     return _id_after(TEAM_PREFIX, team)
+
+
+def caller_credential(caller: Caller | None) -> str | None:
+    """The token a request's caller used, as people know it (None without a token)."""
+    return caller.token_label or None if caller is not None else None
 
 
 def caller_team(caller: Caller | None) -> str | None:
@@ -163,6 +170,7 @@ class TokenCache:
             username=record.user.get_username(),
             token_id=record.pk,
             team_id=record.team_id,
+            token_label=f"{record.name} ({record.prefix}…)" if record.name else f"{record.prefix}…",
         )
 
 

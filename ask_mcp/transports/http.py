@@ -38,7 +38,7 @@ from ask_mcp.protocol.jsonrpc import (
 )
 from ask_mcp.server.core import Server
 from ask_mcp.server.legacy import LegacySession
-from ask_mcp.team.auth import Caller, Unauthorized, authenticate, caller_team
+from ask_mcp.team.auth import Caller, Unauthorized, authenticate, caller_credential, caller_team
 
 if TYPE_CHECKING:
     from ask_mcp.workers.sessions import LegacySessions
@@ -363,6 +363,7 @@ class McpEndpoint:
                 base_url=_base_url(scope, headers),
                 principal=caller.principal if caller else None,
                 team=caller_team(caller),
+                credential=caller_credential(caller),
             ),
             loop=asyncio.get_running_loop(),
             eager_start=True,

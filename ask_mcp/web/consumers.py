@@ -3,13 +3,16 @@
 Every socket joins one channel-layer group; each event names an ask, and the socket renders
 what its signed-in person may see of it. On connect the inbox gets its whole list again, so
 an ask that appeared or ended while the page loaded (or while the socket was down) is not
-missed. An ask page's socket only replaces that ask's form when the ask stops waiting.
+missed; inbox.js merges it, so cards already on screen keep what is typed in them. An ask that
+ends rewrites only its status line (why it ended): the form stays, greyed, with the draft.
+An inbox socket lists what its page's filters (its query string) let through.
 """
 
 from __future__ import annotations
 
 import uuid
 from typing import TYPE_CHECKING, Any, Final
+from urllib.parse import parse_qsl
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
@@ -19,6 +22,7 @@ from ask_mcp.models import Ask
 from ask_mcp.records.decisions import asks_shown
 from ask_mcp.records.events import INBOX_GROUP
 from ask_mcp.web import fragments
+from ask_mcp.web.listing import INBOX_LIMIT, Filters, as_shown, inbox_asks
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -38,6 +42,7 @@ class InboxConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels i
     user: User | AnonymousUser
     ask_id: uuid.UUID | None
     shown: set[str]
+    filters: Filters
 
     async def connect(self) -> None:
         user = self.scope.get("user")
@@ -47,6 +52,8 @@ class InboxConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels i
         self.user = user
         self.ask_id = self.scope["url_route"]["kwargs"].get("ask_id")
         self.shown = set()
+        query = self.scope.get("query_string", b"").decode("latin-1")
+        self.filters = Filters.read(dict(parse_qsl(query)))
         if self.ask_id is not None and not await database_sync_to_async(self._visible)(self.ask_id):
             await self.close(code=CLOSE_UNAUTHORISED)
             return
@@ -87,7 +94,11 @@ class InboxConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels i
                 await self.send(text_data=html)
         else:
             self.shown.discard(ask_hex)
-            await self.send(text_data=fragments.render_gone(ask_hex))
+            html = await database_sync_to_async(self._ended)(ask_hex)
+            if html:
+                await self.send(text_data=html)
+            else:
+                self.shown.add(ask_hex)  # it waits again (a send that could not be delivered)
 
     # ------------------------------------------------------------------ rendering (database thread)
 
@@ -97,18 +108,21 @@ class InboxConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels i
     def _list_now(self) -> str:
         request = fragments.socket_request(self.scope, self.user)
         if self.ask_id is not None:
-            ask = Ask.objects.with_people().filter(pk=self.ask_id).first()
+            ask = as_shown(Ask.objects.all()).filter(pk=self.ask_id).first()
             synced = fragments.render_sync(request, None)
             if ask is None or ask.is_pending:
                 return synced  # leave a form being filled alone
-            return synced + fragments.render_state(request, ask, oob=True)
-        asks = list(Ask.objects.inbox(self.user).with_people())
+            return synced + fragments.render_ended(request, ask, page=True)
+        pending = inbox_asks(Ask.objects.inbox(self.user), self.filters)
+        asks = list(as_shown(pending)[:INBOX_LIMIT])
+        total = len(asks) if len(asks) < INBOX_LIMIT else pending.count()
         self.shown = {ask.id.hex for ask in asks}
         asks_shown(asks, self.user)
-        return fragments.render_sync(request, asks)
+        return fragments.render_sync(request, asks, total=total)
 
     def _asked(self, ask_hex: str) -> str:
-        ask = Ask.objects.inbox(self.user).with_people().filter(pk=uuid.UUID(ask_hex)).first()
+        listed = self.filters.apply(Ask.objects.inbox(self.user))
+        ask = as_shown(listed).filter(pk=uuid.UUID(ask_hex)).first()
         if ask is None:
             return ""
         asks_shown([ask], self.user)
@@ -128,9 +142,16 @@ class InboxConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels i
     def _state(self) -> str:
         if self.ask_id is None:
             return ""
-        ask = Ask.objects.with_people().filter(pk=self.ask_id).first()
+        ask = as_shown(Ask.objects.all()).filter(pk=self.ask_id).first()
         if ask is None:
             return ""  # deleted in the admin meanwhile
-        return fragments.render_state(
-            fragments.socket_request(self.scope, self.user), ask, oob=True
-        )
+        request = fragments.socket_request(self.scope, self.user)
+        return fragments.render_ended(request, ask, page=True)
+
+    def _ended(self, ask_hex: str) -> str:
+        ask = as_shown(Ask.objects.all()).filter(pk=uuid.UUID(ask_hex)).first()
+        if ask is None:
+            return fragments.render_gone(ask_hex)  # deleted in the admin meanwhile
+        if ask.is_pending:
+            return ""
+        return fragments.render_ended(fragments.socket_request(self.scope, self.user), ask)

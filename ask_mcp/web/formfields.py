@@ -37,6 +37,16 @@ _INTEGER: Final = re.compile(r"[+-]?\d+")
 """A whole number as typed: read exactly, never through a float."""
 _LOCAL_DATE_TIME: Final = re.compile(r"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2})(:\d{2}(\.\d+)?)?")
 """A datetime-local input's value: the date to the minute, then optional seconds (and a fraction)."""
+YES: Final = "yes"
+"""A required boolean's Yes radio (its No is NO): an unticked checkbox cannot mean "no"."""
+NO: Final = "no"
+"""A required boolean's No radio (see YES)."""
+ANSWER_LABEL: Final = "Your answer"
+"""The label of `answer`, the one field user_ask asks for when the model names none."""
+BLANK_TEXT: Final = "an answer is required: type more than spaces"
+"""Why a required text of only whitespace is refused (it reached the model as an answer before)."""
+NOTHING_CHOSEN: Final = "choose at least one"
+"""Why a required multiple choice with nothing ticked is refused."""
 
 
 class Submitted(Protocol):
@@ -64,7 +74,8 @@ class FormField:
     label: str
     description: str
     widget: str
-    """text, textarea, email, url, date, datetime-local, number, checkbox, radio, select, checkboxes"""
+    """text, textarea, email, url, date, datetime-local, number, checkbox, yesno, radio, select,
+    checkboxes (yesno: a required boolean, an explicit Yes/No pair of radios)"""
     required: bool
     value: str = ""
     checked: bool = False
@@ -77,6 +88,18 @@ class FormField:
     min_items: int | None = None
     max_items: int | None = None
     errors: list[str] = field(default_factory=list)
+
+    @property
+    def described_by(self) -> str:
+        """The ids of this field's help and error texts, for `aria-describedby`."""
+        ids = []
+        if self.description:
+            ids.append(f"{self.html_id}-help")
+        if self.hint:
+            ids.append(f"{self.html_id}-hint")
+        if self.errors:
+            ids.append(f"{self.html_id}-error")
+        return " ".join(ids)
 
     @property
     def hint(self) -> str:
@@ -132,10 +155,19 @@ def build_fields(
     return fields
 
 
+def human_label(name: str) -> str:
+    """A label for a field the model gave no title or description: its key in words."""
+    if name == "answer":
+        return ANSWER_LABEL
+    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name).replace("_", " ").replace("-", " ")
+    words = " ".join(words.split())
+    return words[:1].upper() + words[1:].lower() if words else name
+
+
 def _field(name: str, spec: Mapping[str, Any], html_id: str, required: bool) -> FormField:
     title = spec.get("title")
     description = spec.get("description") or ""
-    label = title or description or name
+    label = title or description or human_label(name)
     form_field = FormField(
         name=name,
         input_name=PREFIX + name,
@@ -147,7 +179,9 @@ def _field(name: str, spec: Mapping[str, Any], html_id: str, required: bool) -> 
     )
     kind = spec.get("type")
     if kind == "boolean":
-        form_field.widget = "checkbox"
+        form_field.widget = "yesno" if required else "checkbox"
+        if required:
+            form_field.options = [Option(YES, "Yes"), Option(NO, "No")]
     elif kind in ("number", "integer"):
         form_field.widget = "number"
         form_field.minimum = spec.get("minimum")
@@ -176,7 +210,10 @@ def _fill_default(form_field: FormField, spec: Mapping[str, Any]) -> None:
     if "default" not in spec:
         return
     default = spec["default"]
-    if form_field.widget == "checkbox":
+    if form_field.widget == "yesno":
+        for option in form_field.options:
+            option.chosen = default is (option.value == YES)
+    elif form_field.widget == "checkbox":
         form_field.checked = default is True
     elif form_field.widget == "checkboxes":
         chosen = set(default) if isinstance(default, list) else set()
@@ -216,20 +253,29 @@ def read_answer(
     required = set(schema.get("required", ()))
     content: dict[str, Any] = {}
     unreadable: list[FieldError] = []
+    unticked: list[str] = []  # required multiple choices with nothing ticked
     for name, spec in schema.get("properties", {}).items():
         values = submitted.getlist(PREFIX + name)
         kind = spec.get("type")
         if kind == "boolean":
-            content[name] = bool(values)
-            continue
+            if name not in required:
+                content[name] = bool(values)
+            elif values and values[-1] in (YES, NO):
+                content[name] = values[-1] == YES
+            continue  # a required boolean left unchosen is named by the validator
         if kind == "array":
             chosen = [value for value in values if value]
             if chosen or name in required:
                 content[name] = chosen
+            if not chosen and name in required:
+                unticked.append(name)
             continue
         # Browsers submit a textarea's line breaks as CRLF; the person typed plain newlines.
         text = values[-1].replace("\r\n", "\n") if values else ""
         if text == "":
+            continue
+        if text.strip() == "" and name in required and kind not in ("number", "integer"):
+            unreadable.append(FieldError(name, BLANK_TEXT))
             continue
         if kind in ("number", "integer"):
             number = _read_number(text, integer=kind == "integer")
@@ -247,6 +293,8 @@ def read_answer(
     errors = unreadable + [
         error for error in form_errors(schema, content) if error.field not in failed
     ]
+    named = {error.field for error in errors}
+    errors += [FieldError(name, NOTHING_CHOSEN) for name in unticked if name not in named]
     return content, errors
 
 
@@ -312,5 +360,5 @@ def show_answer(schema: Mapping[str, Any], answer: Mapping[str, Any]) -> list[tu
             shown = ", ".join(labels.get(str(item), str(item)) for item in value) or "none"
         else:
             shown = labels.get(str(value), str(value))
-        rows.append((str(spec.get("title") or spec.get("description") or name), shown))
+        rows.append((str(spec.get("title") or spec.get("description") or human_label(name)), shown))
     return rows

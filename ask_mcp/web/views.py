@@ -12,10 +12,12 @@ from typing import TYPE_CHECKING, Final
 
 from channels.db import database_sync_to_async
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.models import AnonymousUser
+from django.contrib.auth.models import AnonymousUser, Group
 from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.middleware import HtmxDetails
 
@@ -23,15 +25,19 @@ from ask_mcp import runtime
 from ask_mcp.models import Ask, AskEvent, Delivery
 from ask_mcp.protocol.forms import ACTIONS
 from ask_mcp.records.decisions import ask_answer, ask_shown, asks_shown
+from ask_mcp.web import fragments
 from ask_mcp.web.consumers import LIVE_ASK_PATH, LIVE_INBOX_PATH
 from ask_mcp.web.formfields import read_reply
 from ask_mcp.web.fragments import ASKS, AskItem, item
+from ask_mcp.web.listing import CLOSED, HISTORY_PAGE, INBOX_LIMIT, Filters, as_shown, inbox_asks
 from ask_mcp.workers.relay import ChannelLayerUnavailable
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
 
+MAX_KNOWN: Final = 200
+"""Cards a poll asks about at most (an inbox draws INBOX_LIMIT; the rest are ignored)."""
 NOT_DELIVERED: Final = (
     "Not sent: the server could not reach the process holding this question (its channel layer "
     "is unavailable). Nothing was recorded and the question still waits; send your reply again "
@@ -55,13 +61,89 @@ async def _signed_in(request: HttpRequest) -> User | AnonymousUser:
 @require_GET
 async def inbox(request: HtmxHttpRequest) -> HttpResponse:
     user = await _signed_in(request)
-    asks = [ask async for ask in Ask.objects.inbox(user).with_people()]
+    filters = Filters.read(request.GET)
+    pending = inbox_asks(Ask.objects.inbox(user), filters)
+    asks = [ask async for ask in as_shown(pending)[:INBOX_LIMIT]]
+    total = len(asks) if len(asks) < INBOX_LIMIT else await pending.acount()
     await database_sync_to_async(asks_shown)(asks, user)
-    return render(
-        request,
-        "ask_mcp/inbox.html",
-        {"items": [item(ask) for ask in asks], "live_url": LIVE_INBOX_PATH},
+    query = filters.query_string()
+    suffix = f"?{query}" if query else ""
+    context = {
+        "items": [item(ask) for ask in asks],
+        "total": total,
+        "filters": filters,
+        "teams": await _team_names(user),
+        "routes": [(Ask.Route.BROWSER, "browser inbox"), (Ask.Route.URL, "URL")],
+        "live_url": LIVE_INBOX_PATH + suffix,
+        "poll_url": reverse("ask_mcp:poll") + suffix,
+    }
+    return render(request, "ask_mcp/inbox.html", context)
+
+
+async def _team_names(user: User | AnonymousUser) -> list[str]:
+    if not user.is_authenticated:
+        return []
+    teams = Group.objects.all() if user.is_staff else Group.objects.filter(user=user)
+    return [name async for name in teams.order_by("name").values_list("name", flat=True)]
+
+
+@login_required
+@require_GET
+async def poll(request: HtmxHttpRequest) -> HttpResponse:
+    """The inbox as its socket would push it, for browsers whose WebSockets are blocked: the
+    pending list, and how each ask the page still shows (`known`, hex ids) but no longer waits
+    ended. With `list=0` only the latter (an ask's own page asks about its ask alone)."""
+    user = await _signed_in(request)
+    filters = Filters.read(request.GET)
+    asks: list[Ask] | None = None
+    total = 0
+    if request.GET.get("list") != "0":
+        pending = inbox_asks(Ask.objects.inbox(user), filters)
+        asks = [ask async for ask in as_shown(pending)[:INBOX_LIMIT]]
+        total = len(asks) if len(asks) < INBOX_LIMIT else await pending.acount()
+        await database_sync_to_async(asks_shown)(asks, user)
+    waiting = {ask.id for ask in asks or ()}
+    gone = [each for each in _hex_ids(request.GET.get("known", "")) if each not in waiting]
+    ended = [
+        ask
+        async for ask in as_shown(Ask.objects.visible_to(user).filter(pk__in=gone)).exclude(
+            status=Ask.Status.PENDING
+        )
+    ]
+    html = await database_sync_to_async(fragments.render_sync)(
+        request, asks, ended=ended, total=total, live=False
     )
+    return HttpResponse(html)
+
+
+def _hex_ids(text: str) -> list[uuid.UUID]:
+    ids = []
+    for part in text.split(",")[:MAX_KNOWN]:
+        try:
+            ids.append(uuid.UUID(part.strip()))
+        except ValueError:
+            continue  # a stale or mangled id names nothing
+    return ids
+
+
+@login_required
+@require_GET
+async def mine(request: HtmxHttpRequest) -> HttpResponse:
+    """Everything the signed-in person decided, newest first: their own history, staff or not."""
+    user = await _signed_in(request)
+    filters = Filters.read(request.GET)
+    answered = filters.apply(Ask.objects.filter(answered_by_id=user.pk)).order_by("-answered_at")
+    paginator = Paginator(as_shown(answered), HISTORY_PAGE)
+    page = await database_sync_to_async(paginator.get_page)(request.GET.get("page"))
+    rows = await database_sync_to_async(list)(page.object_list)
+    context = {
+        "items": [AskItem(ask) for ask in rows],
+        "page": page,
+        "filters": filters,
+        "query": filters.query_string(),
+        "statuses": [(status, Ask.Status(status).label) for status in CLOSED],
+    }
+    return render(request, "ask_mcp/mine.html", context)
 
 
 @login_required
@@ -80,7 +162,7 @@ async def ask_page(request: HtmxHttpRequest, ask_id: uuid.UUID) -> HttpResponse:
 async def _ask(user: User | AnonymousUser, ask_id: uuid.UUID) -> Ask:
     """The ask, if `user` may see it: 404 when there is none, 403 when it is someone else's."""
     try:
-        ask = await Ask.objects.with_people().aget(pk=ask_id)
+        ask = await as_shown(Ask.objects.all()).aget(pk=ask_id)
     except Ask.DoesNotExist:
         raise Http404("No such question.") from None
     # Checked on the row in hand: an EXISTS over visible_to cost more than the row itself.
@@ -104,7 +186,7 @@ async def _answer(request: HtmxHttpRequest, user: User | AnonymousUser, ask: Ask
     action = request.POST.get("action")
     if action is None or action not in ACTIONS:
         return HttpResponseBadRequest("action must be one of: accept, decline, cancel")
-    from_inbox = request.htmx.target == "notices"
+    from_inbox = request.htmx.target == f"inbox-ask-{ask.id.hex}"
     if not ask.awaits_browser_answer:
         return _after(request, AskItem(ask, sent=False), from_inbox)
     reply, errors = read_reply(ask.schema, action, request.POST)
@@ -120,8 +202,8 @@ async def _answer(request: HtmxHttpRequest, user: User | AnonymousUser, ask: Ask
 
 def _invalid(request: HtmxHttpRequest, shown: AskItem, from_inbox: bool) -> HttpResponse:
     """The form again, with what the person filled in and why it does not fit."""
-    if from_inbox:
-        return render(request, f"{ASKS}#inbox-invalid", {"item": shown})
+    if from_inbox:  # the card again, unfolded, with the errors tied to their inputs
+        return render(request, f"{ASKS}#ask-card", {"item": shown})
     if request.htmx:
         return render(request, f"{ASKS}#page-invalid", {"item": shown})
     return _page(request, shown)
@@ -131,8 +213,9 @@ def _not_delivered(request: HtmxHttpRequest, ask: Ask, from_inbox: bool) -> Http
     """The reply could not reach its call: say so, and keep what the person filled in."""
     shown = item(ask, submitted=request.POST)
     shown.notice = NOT_DELIVERED
-    if from_inbox:  # the card, with its inputs, stays in the inbox
-        return render(request, f"{ASKS}#inbox-failed", {"item": shown})
+    shown.opened = True
+    if from_inbox:  # the card, with its inputs and the reason, stays in the inbox
+        return render(request, f"{ASKS}#ask-card", {"item": shown})
     if request.htmx:  # htmx swaps only 2xx responses
         return render(request, f"{ASKS}#page-answered", {"item": shown})
     return _page(request, shown, status=503)
@@ -140,8 +223,8 @@ def _not_delivered(request: HtmxHttpRequest, ask: Ask, from_inbox: bool) -> Http
 
 def _after(request: HtmxHttpRequest, shown: AskItem, from_inbox: bool) -> HttpResponse:
     """The response to a submit that was decided (won, or too late)."""
-    if from_inbox:
-        return render(request, f"{ASKS}#inbox-answered", {"item": shown})
+    if from_inbox:  # the card turns into its outcome, in place
+        return render(request, f"{ASKS}#inbox-outcome", {"item": shown})
     if request.htmx:
         return render(request, f"{ASKS}#page-answered", {"item": shown})
     return _page(request, shown)

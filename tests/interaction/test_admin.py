@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import uuid
 from typing import Any
 
@@ -17,7 +18,8 @@ from mcp.client import ClientRequestContext
 from mcp.types import ElicitRequestParams, ElicitResult
 from playwright.async_api import Page, expect
 
-from tests.support.browser import OpenAs, Person, call_tool, card, live_inbox, text_of
+from tests.support.axe import assert_accessible
+from tests.support.browser import OpenAs, Person, call_tool, card, live_inbox, open_card, text_of
 from tests.support.live import LiveServer
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -37,6 +39,9 @@ async def run_action(page: Page, message: str, action: str) -> None:
     await row.locator("input[name=_selected_action]").check()
     await page.locator("select[name=action]").select_option(action)
     await page.get_by_role("button", name="Run", exact=True).click()
+    # A confirmation page names the asks first; nothing is decided until it is confirmed.
+    await expect(page.locator("#content li", has_text=message)).to_have_count(1)
+    await page.get_by_role("button", name=re.compile(r"^Yes, (cancel|expire) them$")).click()
 
 
 async def test_cancelling_a_browser_ask_resumes_the_held_call_with_cancelled(
@@ -53,7 +58,7 @@ async def test_cancelling_a_browser_ask_resumes_the_held_call_with_cancelled(
     row = page.locator("#result_list tbody tr", has_text=message)
     await expect(row.locator("td.field-status")).to_have_text("Pending")
     await expect(row.locator("td.field-tool")).to_have_text("user_ask")
-    await expect(row.locator("td.field-who_asked")).to_have_text("mcp")
+    await expect(row.locator("td.field-who_asked")).to_have_text(re.compile(r"^mcp \S+$"))
     await run_action(page, message, "cancel_asks")
     await expect(page.locator(".messagelist")).to_contain_text("1 ask(s) cancelled.")
 
@@ -63,7 +68,7 @@ async def test_cancelling_a_browser_ask_resumes_the_held_call_with_cancelled(
     await expect(card(inbox, message)).to_have_count(0)
     await page.goto(f"{CHANGELIST}?status__exact=cancelled")
     row = page.locator("#result_list tbody tr", has_text=message)
-    await expect(row.locator("td.field-answered_by")).to_have_text(admin.username)
+    await expect(row.locator("td.field-decided_by")).to_have_text(admin.username)
 
 
 async def test_expiring_a_browser_ask_ends_the_call_as_not_answered_in_time(
@@ -140,3 +145,57 @@ async def test_the_admin_finds_asks_by_message_and_shows_answers_read_only(
     )
     await expect(page.locator("input[name=status], textarea[name=answer]")).to_have_count(0)
     assert await page.evaluate("document.querySelector('.field-message b')") is None
+
+
+async def test_one_pending_ask_is_cancelled_from_its_row_after_a_confirmation(
+    web: LiveServer, admin: Person, open_as: OpenAs
+) -> None:
+    inbox = await open_as(admin)
+    await live_inbox(inbox)
+    message = unique("Drop the staging database?")
+    call = asyncio.create_task(call_tool(web.mcp_url, "user_ask", {"message": message}))
+    await expect(card(inbox, message)).to_be_visible()
+
+    page = await open_as(admin)
+    await page.goto(f"{CHANGELIST}?q={message.split(' [')[1].rstrip(']')}")
+    row = page.locator("#result_list tbody tr", has_text=message)
+    await expect(row.locator("td.field-time_left")).to_have_text(re.compile(r"^expires in \d+ min"))
+    await expect(row.locator("td.field-asked_at time")).to_have_attribute(
+        "datetime", re.compile(r"T\d\d:\d\d:\d\d")
+    )
+    await row.get_by_role("link", name=f"Cancel {message}").click()
+    await expect(page.get_by_role("heading", name="Cancel this ask?")).to_be_visible()
+    await expect(page.locator("#content")).to_contain_text("the waiting call gets “cancelled”")
+    assert not call.done()  # nothing happens before the confirmation
+    await assert_accessible(page, "the admin's cancel confirmation")
+    await page.get_by_role("button", name="Yes, cancel this ask").click()
+    await expect(page.locator(".messagelist")).to_contain_text("1 ask(s) cancelled.")
+    async with asyncio.timeout(15):
+        assert text_of(await call) == "The user cancelled the request."
+
+
+async def test_an_ask_record_is_read_only_with_times_to_the_second_and_answers_as_fields(
+    web: LiveServer, admin: Person, open_as: OpenAs
+) -> None:
+    inbox = await open_as(admin)
+    await live_inbox(inbox)
+    message = unique("Which **region**?")
+    call = asyncio.create_task(call_tool(web.mcp_url, "user_ask", {"message": message}))
+    shown = await open_card(inbox, message.split(" [")[1].rstrip("]"))
+    await shown.get_by_label("answer").fill("eu-west")
+    await shown.get_by_role("button", name="Send answer").click()
+    async with asyncio.timeout(15):
+        await call
+
+    page = await open_as(admin)
+    await page.goto(f"{CHANGELIST}?q={message.split(' [')[1].rstrip(']')}")
+    await assert_accessible(page, "the admin's ask list")
+    await page.locator("#result_list tbody tr th a").first.click()
+    await expect(page.locator("input[type=submit]")).to_have_count(0)  # no Save of any kind
+    await expect(page.get_by_role("link", name="Delete")).to_have_count(0)
+    await expect(page.locator(".field-shown_answer dl")).to_contain_text("Your answer")
+    await expect(page.locator(".field-shown_answer dl")).to_contain_text("eu-west")
+    asked = page.locator(".field-asked_at time")
+    assert re.search(r"\d\d:\d\d:\d\d", await asked.inner_text())  # local time, to the second
+    await expect(page.locator(".field-decided_by .readonly")).to_have_text(admin.username)
+    await assert_accessible(page, "the admin's ask page")

@@ -346,6 +346,7 @@ async def test_with_redis_away_an_admin_cancel_on_another_worker_leaves_the_ask_
                     "action": "cancel_asks",
                     "_selected_action": str(uuid.UUID(ask_id)),
                     "csrfmiddlewaretoken": admin.csrf,
+                    "confirmed": "yes",  # what the action's confirmation page posts
                 },
                 follow_redirects=True,
             )

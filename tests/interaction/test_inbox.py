@@ -23,6 +23,8 @@ from tests.support.browser import (
     card,
     form_reply,
     live_inbox,
+    open_card,
+    outcome,
     screenshot,
     text_of,
 )
@@ -170,12 +172,14 @@ async def test_a_question_appears_live_and_the_inline_answer_reaches_the_client(
     shown = card(page, message)
     await expect(shown).to_be_visible()  # pushed over the socket: the page was never reloaded
     await expect(page).to_have_title(re.compile(r"^\(1\) Inbox"))
+    await open_card(page, message)
     await expect(shown.get_by_text("Which component?")).to_be_visible()
     await screenshot(page, "inbox.png")
 
     await shown.get_by_label("ui").check()
     await shown.get_by_label("How bad is it?").fill("3")
-    await shown.get_by_label("Block the release?").check()
+    # A required boolean is an explicit Yes/No: leaving it alone is not "no".
+    await shown.get_by_role("group", name="Block the release?").get_by_label("Yes").check()
     await shown.get_by_label("bug").check()
     await shown.get_by_label("regression").check()
     await shown.get_by_role("button", name="Send answer").click()
@@ -186,7 +190,9 @@ async def test_a_question_appears_live_and_the_inline_answer_reaches_the_client(
     )
     assert result.is_error is False
     await expect(shown).to_have_count(0)
-    await expect(page.locator("#notices")).to_contain_text(f"Answered by {admin.username}")
+    await expect(outcome(page)).to_contain_text("✓ Sent")
+    await expect(outcome(page)).to_contain_text(f"Answered by {admin.username}")
+    await expect(outcome(page)).to_be_focused()
     await expect(page).to_have_title(re.compile(r"^Inbox"))
 
 
@@ -199,7 +205,7 @@ async def test_every_field_kind_renders_from_the_schema_and_reads_back_as_json(
     message = "Before I cut the release, a few choices only you can make."
     call = ask_form(web.mcp_url, message, RICH)
     ask_hex = await ask_id_of(page, message)
-    await card(page, message).get_by_role("link", name="Open on its own page").click()
+    await (await open_card(page, message)).get_by_role("link", name="Open on its own page").click()
     await expect(page).to_have_url(web.base_url + ask_path(ask_hex))
     await expect(page.locator("#live-status")).to_have_text("live")
 
@@ -268,7 +274,7 @@ async def test_every_field_kind_renders_from_the_schema_and_reads_back_as_json(
             "title": "Spring release",
         },
     }
-    await expect(page.get_by_text("Sent: the agent has your reply.")).to_be_visible()
+    await expect(page.get_by_text("✓ Sent: the agent has your reply.")).to_be_visible()
     await expect(page.locator("dl.answer")).to_contain_text("Asia Pacific (Mumbai)")
 
 
@@ -285,13 +291,13 @@ async def test_decline_and_cancel_reach_the_client_as_the_same_plain_results(
     call = ask(web.mcp_url, message)
     await ask_id_of(page, message)
     # Declining needs no valid answer: the empty required field does not block it.
-    await card(page, message).get_by_role("button", name=button, exact=True).click()
+    await (await open_card(page, message)).get_by_role("button", name=button, exact=True).click()
     result = await finish(call)
     assert text_of(result) == text
     assert result.is_error is False
     await expect(card(page, message)).to_have_count(0)
     verb = "Declined" if button == "Decline" else "Cancelled"
-    await expect(page.locator("#notices")).to_contain_text(f"{verb} by {admin.username}")
+    await expect(outcome(page)).to_contain_text(f"{verb} by {admin.username}")
 
 
 async def test_an_answer_that_does_not_fit_is_refused_inline_by_the_server(
@@ -314,8 +320,7 @@ async def test_an_answer_that_does_not_fit_is_refused_inline_by_the_server(
         "required": ["platforms", "replicas"],
     }
     call = ask_form(web.mcp_url, message, schema)
-    shown = card(page, message)
-    await expect(shown).to_be_visible()
+    shown = await open_card(page, message)
     for platform in ("linux", "macos", "windows"):  # no browser rule limits a checkbox group
         await shown.get_by_label(platform).check()
     replicas = shown.get_by_label("Replicas")
@@ -432,7 +437,7 @@ async def test_model_supplied_text_is_shown_as_text_never_run(
             }
         ],
     )
-    shown = card(page, message)  # arrived over the socket
+    shown = await open_card(page, message)  # arrived over the socket
     await expect(shown.locator(".ask-message")).to_contain_text(attack)
     await expect(shown.get_by_text('<b onmouseover="window.__pwned = 3">bold?</b>')).to_be_visible()
     await expect(shown.locator(".ask-message img, .ask-message script, legend b")).to_have_count(0)
@@ -459,7 +464,8 @@ async def test_every_form_carries_a_csrf_token_and_a_post_without_one_is_refused
     call = ask(web.mcp_url, message)
     ask_hex = await ask_id_of(page, message)
     token = "input[name=csrfmiddlewaretoken]"
-    pushed = page.locator("form")  # the sign-out form and the card pushed over the socket
+    # The sign-out form and the card pushed over the socket (the filters are a GET form).
+    pushed = page.locator("form[method=post]")
     for index in range(await pushed.count()):
         await expect(pushed.nth(index).locator(token)).to_have_count(1)
 
@@ -473,7 +479,7 @@ async def test_every_form_carries_a_csrf_token_and_a_post_without_one_is_refused
     assert forged.status_code == 403
     assert not call.done()
 
-    await card(page, message).get_by_label("answer").fill("genuine")
+    await (await open_card(page, message)).get_by_label("answer").fill("genuine")
     await card(page, message).get_by_role("button", name="Send answer").click()
     assert text_of(await finish(call)) == '{"answer":"genuine"}'
 
@@ -541,7 +547,7 @@ async def test_people_see_only_what_is_addressed_to_them(
     response = await theirs.goto(ask_path(ask_hex))
     assert response is not None and response.status == 403  # someone else's: refused, not hidden
 
-    await card(page, message).get_by_role("button", name="Decline").click()
+    await (await open_card(page, message)).get_by_role("button", name="Decline").click()
     assert text_of(await finish(call)) == "The user declined to answer."
 
 
@@ -592,5 +598,5 @@ async def test_new_questions_raise_a_browser_notification_once_opted_in(
     await expect(card(page, message)).to_be_visible()
     notes = await page.evaluate("window.__notes")
     assert notes == [["A question is waiting for you", message]]
-    await card(page, message).get_by_role("button", name="Cancel", exact=True).click()
+    await (await open_card(page, message)).get_by_role("button", name="Cancel", exact=True).click()
     assert text_of(await finish(call)) == "The user cancelled the request."

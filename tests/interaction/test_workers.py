@@ -28,6 +28,7 @@ from tests.support.browser import (
     add_user,
     card,
     live_inbox,
+    open_card,
     signed_in,
 )
 from tests.support.live import ROOT, LiveServer, LiveServers
@@ -216,8 +217,7 @@ async def test_the_inbox_on_b_shows_an_ask_made_on_a_and_answering_there_resumes
         await live_inbox(page)
         message = f"Asked on A, answered on B [{uuid.uuid4().hex[:8]}]"
         call = asyncio.create_task(_ask_without_forms(workers.a.mcp_url, message))
-        shown = card(page, message)
-        await expect(shown).to_be_visible()  # pushed live by B, though A recorded it
+        shown = await open_card(page, message)  # pushed live by B, though A recorded it
         await shown.get_by_label("answer").fill("from B")
         await shown.get_by_role("button", name="Send answer").click()
         async with asyncio.timeout(20):

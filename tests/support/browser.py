@@ -112,6 +112,22 @@ def card(page: Page, message: str) -> Any:
     return page.locator(".ask-card", has=page.locator(".ask-message", has_text=message))
 
 
+async def open_card(page: Page, message: str) -> Any:
+    """The inbox card of `message`, unfolded to its form (cards arrive folded)."""
+    shown = card(page, message)
+    await expect(shown).to_be_visible()
+    details = shown.locator("details.fold")
+    if await details.get_attribute("open") is None:
+        await shown.locator("summary").click()
+    await expect(details).to_have_attribute("open", "")
+    return shown
+
+
+def outcome(page: Page) -> Any:
+    """The card an answered ask turned into (there is at most one)."""
+    return page.locator(".outcome-card")
+
+
 async def call_tool(url: str, name: str, arguments: dict[str, Any]) -> CallToolResult:
     """One tools/call from a client that cannot show forms (no elicitation capability)."""
     async with asyncio.timeout(30), Client(url, mode="2026-07-28") as client:

@@ -25,7 +25,7 @@ from ask_mcp.records.decisions import ask_answer
 from ask_mcp.records.sweeper import purge_answers
 from tests.interaction.test_mrtr import Person as ClientPerson
 from tests.interaction.test_mrtr import accept, text_of
-from tests.support.browser import OpenAs, Person, add_user, card, live_inbox
+from tests.support.browser import OpenAs, Person, add_user, card, live_inbox, open_card
 from tests.support.live import LiveServer
 from tests.support.receivers import Receiver
 
@@ -101,6 +101,7 @@ async def test_an_ask_reaches_its_asker_and_team_and_nobody_else(
     )
     assert refused.status == 403
 
+    await open_card(pages[team.eli.username], message)
     await shown.get_by_label("answer").fill("eu-west")
     await shown.get_by_role("button", name="Send answer").click()
     async with asyncio.timeout(20):

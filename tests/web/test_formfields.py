@@ -166,3 +166,39 @@ def test_a_form_shown_again_keeps_what_was_submitted() -> None:
     assert [o.chosen for o in fields["size"].options] == [True, False]
     assert [o.chosen for o in fields["tags"].options] == [True, True]
     assert fields["ok"].checked is False
+
+
+PEOPLE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "answer": {"type": "string"},
+        "shipDate": {"type": "string"},
+        "delete": {"type": "boolean", "title": "May I delete it?"},
+        "tags": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}},
+    },
+    "required": ["answer", "delete", "tags"],
+}
+
+
+def test_keys_without_a_title_read_as_words_and_a_required_boolean_is_yes_or_no() -> None:
+    fields = {f.name: f for f in build_fields(PEOPLE_SCHEMA, id_prefix="f")}
+    assert fields["answer"].label == "Your answer"
+    assert fields["shipDate"].label == "Ship date"
+    assert fields["delete"].widget == "yesno"
+    assert [o.label for o in fields["delete"].options] == ["Yes", "No"]
+    assert not any(o.chosen for o in fields["delete"].options)  # no answer is assumed
+
+
+@pytest.mark.parametrize("choice, expected", [("yes", True), ("no", False)])
+def test_a_required_yes_or_no_reads_as_the_choice_made(choice: str, expected: bool) -> None:
+    content, errors = read_answer(PEOPLE_SCHEMA, submitted(answer="x", delete=choice, tags=["a"]))
+    assert errors == [] and content["delete"] is expected
+
+
+def test_blank_text_no_choice_and_no_yes_or_no_are_refused_not_sent_as_answers() -> None:
+    _, errors = read_answer(PEOPLE_SCHEMA, submitted(answer="  \n ", tags=[]))
+    assert sorted((e.field, e.message) for e in errors) == [
+        ("answer", "an answer is required: type more than spaces"),
+        ("delete", "an answer is required"),
+        ("tags", "choose at least one"),
+    ]

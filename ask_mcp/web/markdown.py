@@ -1,0 +1,78 @@
+"""An agent's message as safe HTML: Markdown rendered by markdown-it-py, cleaned by nh3's allow-list; reads no rows.
+
+Agents write Markdown (headings, code fences, lists, links). Raw HTML in a message is never
+passed through: markdown-it-py escapes it (``html=False``), and nh3 then keeps only the tags
+below, so even a renderer bug cannot let a script or an event handler through. Links open with
+``rel="noopener nofollow noreferrer"`` and only http, https and mailto addresses are kept.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Final
+
+import nh3
+from django.utils.safestring import SafeString, mark_safe
+from markdown_it import MarkdownIt
+
+ALLOWED_TAGS: Final = frozenset(
+    {
+        "p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "strong", "em", "del", "s",
+        "code", "pre", "blockquote", "ul", "ol", "li", "a", "table", "thead", "tbody", "tr",
+        "th", "td",
+    }
+)  # fmt: skip
+"""What a rendered message may hold: text structure, code and links; no images, forms or media
+(an image would fetch a URL the model chose as soon as the card shows)."""
+ALLOWED_ATTRIBUTES: Final = {
+    "a": {"href", "title"},
+    "ol": {"start"},
+    "th": {"align"},
+    "td": {"align"},
+}
+"""Attributes kept on the allowed tags (nh3 sets each link's `rel` itself)."""
+URL_SCHEMES: Final = frozenset({"http", "https", "mailto"})
+"""Link schemes kept; a `javascript:` or `data:` link loses its href."""
+LINK_REL: Final = "noopener nofollow noreferrer"
+"""Every link's rel: the page it opens cannot reach this one, nor learn where it came from."""
+MAX_CACHED: Final = 2048
+"""Rendered messages kept per process: an inbox redraws the same few hundred messages on every
+socket reconnect, and rendering is ~0.1 ms per kilobyte of Markdown."""
+
+
+_MARKS: Final = re.compile(
+    r"^\s{0,3}(#{1,6}\s+|[-*+>]\s+|\d+[.)]\s+)|[*`~]{1,3}(?=\S)|(?<=\S)[*`~]{1,3}"
+    r"|(?<!\w)__(?=\S)|(?<=\S)__(?!\w)"
+)
+"""A line's Markdown marks: a heading's hashes, a list's bullet, a quote, emphasis and code ticks."""
+
+
+def plain_title(line: str) -> str:
+    """A message's first line without its Markdown marks ("## **Deploy**?" reads "Deploy?")."""
+    return _MARKS.sub("", line).strip() or line
+
+
+@lru_cache(maxsize=1)
+def _parser() -> MarkdownIt:
+    # commonmark with tables and strikethrough; linkify turns bare URLs into links.
+    return MarkdownIt("commonmark", {"html": False, "linkify": True, "breaks": True}).enable(
+        ["table", "strikethrough", "linkify"]
+    )
+
+
+@lru_cache(maxsize=MAX_CACHED)
+def _rendered(text: str) -> str:
+    html = _parser().render(text)
+    return nh3.clean(
+        html,
+        tags=set(ALLOWED_TAGS),
+        attributes={tag: set(names) for tag, names in ALLOWED_ATTRIBUTES.items()},
+        url_schemes=set(URL_SCHEMES),
+        link_rel=LINK_REL,
+    )
+
+
+def render_markdown(text: str) -> SafeString:
+    """`text` (an agent's Markdown) as HTML safe to put in a page."""
+    return mark_safe(_rendered(text))  # cleaned by nh3's allow-list just above
