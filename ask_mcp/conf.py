@@ -29,6 +29,7 @@ DEFAULTS: Final[Mapping[str, Any]] = {
     ),
     "TOOLKITS": {"Ask": {}},
     "ELICITATION_CAPACITY": 64,
+    "ELICITATION_PER_PRINCIPAL": 16,
     "ELICITATION_TTL": 600,
     "ON_ELICIT": None,
     "OBSERVER": None,
@@ -98,6 +99,7 @@ class AskSettings:
     """
 
     elicitation_capacity: int
+    elicitation_per_principal: int
     elicitation_ttl: float
     max_body_bytes: int
     allowed_origins: tuple[str, ...]
@@ -115,6 +117,7 @@ def values() -> AskSettings:
     days = get("ANSWER_RETENTION_DAYS")
     return AskSettings(
         elicitation_capacity=int(get("ELICITATION_CAPACITY")),
+        elicitation_per_principal=int(get("ELICITATION_PER_PRINCIPAL")),
         elicitation_ttl=float(get("ELICITATION_TTL")),
         max_body_bytes=int(get("MAX_BODY_BYTES")),
         allowed_origins=tuple(get("ALLOWED_ORIGINS")),

@@ -49,7 +49,6 @@ from ask_mcp.protocol import mcp
 from ask_mcp.protocol.forms import ElicitResult, check_form_schema, form_errors, read_elicit_result
 from ask_mcp.server.context import AnswerUrl, Context, OnElicit
 from ask_mcp.server.errors import (
-    ElicitationCapacityExceeded,
     ElicitationTimedOut,
     ElicitationUnavailable,
     MissingClientCapability,
@@ -58,6 +57,7 @@ from ask_mcp.server.errors import (
 )
 from ask_mcp.server.ids import new_ask_id
 from ask_mcp.server.parked import Finish, ParkedCall
+from ask_mcp.server.places import Places
 from ask_mcp.server.ports import (
     NULL_STREAM,
     Notifier,
@@ -91,6 +91,7 @@ class ElicitationTable:
         *,
         sealer: StateSealer,
         capacity: int = 64,
+        share: int | None = None,
         ttl: float = 600.0,
         on_elicit: OnElicit | None = None,
         observer: QuestionObserver | None = None,
@@ -100,7 +101,7 @@ class ElicitationTable:
     ) -> None:
         self.sealer = sealer
         self.answer_url = answer_url
-        self.capacity = capacity
+        self.places = Places(capacity, share)
         self.ttl = ttl
         self.on_elicit = on_elicit
         self.observer = observer
@@ -112,14 +113,22 @@ class ElicitationTable:
         self._calls: dict[str, ParkedCall] = {}
         self._seq = itertools.count(1)
         self._issued = 0
-        self._in_use = 0
 
     # ------------------------------------------------------------------ introspection
 
     @property
+    def capacity(self) -> int:
+        return self.places.capacity
+
+    @property
+    def share(self) -> int:
+        """The most places one principal holds at once."""
+        return self.places.share
+
+    @property
     def waiting(self) -> int:
         """Questions currently occupying a place in the table."""
-        return self._in_use
+        return self.places.in_use
 
     def parked_call(self, call_id: str) -> ParkedCall | None:
         return self._calls.get(call_id)
@@ -145,7 +154,7 @@ class ElicitationTable:
             question.call_id = parked.id
             self._hold_slot(parked)  # held until the call ends, across every round
         else:
-            self._reserve()
+            self.places.take(ctx.principal)
         status, answer = "withdrawn", None
         try:
             if self.observer is not None:
@@ -165,7 +174,7 @@ class ElicitationTable:
             raise
         finally:
             if not travels:
-                self._in_use -= 1
+                self.places.give_back(ctx.principal)
             if self.observer is not None:
                 self.observer.ended(question, status, answer)
 
@@ -312,7 +321,7 @@ class ElicitationTable:
         if parked is not None:
             self._hold_slot(parked)
         else:
-            self._reserve()
+            self.places.take(ctx.principal)
         deadline = self.clock() + self.ttl
         try:
             answers = await asyncio.gather(
@@ -323,24 +332,19 @@ class ElicitationTable:
             )
         finally:
             if parked is None:
-                self._in_use -= 1
+                self.places.give_back(ctx.principal)
         return dict(zip(requests, answers, strict=True))
 
-    def _reserve(self) -> None:
-        """Take a place in the table now, so concurrent askers can never overshoot capacity."""
-        if self._in_use >= self.capacity:
-            raise ElicitationCapacityExceeded(self._in_use)
-        self._in_use += 1
-
     def _hold_slot(self, call: ParkedCall) -> None:
+        """A call takes one place for its principal on its first question, across every round."""
         if not call.holds_slot:
-            self._reserve()
+            self.places.take(call.ctx.principal)
             call.holds_slot = True
 
     def _release_slot(self, call: ParkedCall) -> None:
         if call.holds_slot:
             call.holds_slot = False
-            self._in_use -= 1
+            self.places.give_back(call.ctx.principal)
 
     # ------------------------------------------------------------------ multi round-trip calls
 
