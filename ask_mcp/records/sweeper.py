@@ -23,6 +23,7 @@ from ask_mcp.models import Ask, AskEvent, AskQuerySet, event_for_status
 from ask_mcp.records.events import ENDED, announce
 from ask_mcp.workers.loops import alive_here, start_in_loop
 from ask_mcp.workers.relay import ChannelRelay
+from ask_mcp.workers.sessions import purge_idle_sessions
 
 logger = logging.getLogger("ask_mcp.records.sweeper")
 
@@ -128,7 +129,8 @@ async def sweep(
     grace: dt.timedelta = GRACE,
     orphans_of_others_than: str | None = None,
 ) -> Swept:
-    """One sweep: expire overdue asks (telling their workers), withdraw orphans, purge old answers.
+    """One sweep: expire overdue asks (telling their workers), withdraw orphans, purge old answers
+    and the rows of idle initialize-era sessions.
 
     `orphans_of_others_than` is this worker's name, given only when no other worker can exist
     (see :func:`withdraw_orphans`). The sweeper runs this every SWEEP_SECONDS; `manage.py
@@ -141,6 +143,7 @@ async def sweep(
     if orphans_of_others_than is not None:
         withdrawn = await database_sync_to_async(withdraw_orphans)(orphans_of_others_than)
         await tell(withdrawn, relay=None)
+    await purge_idle_sessions(conf.values().session_idle_seconds)
     days = conf.values().answer_retention_days
     purged = 0 if days is None else await database_sync_to_async(purge_answers)(now, days)
     return Swept(len(expired), len(withdrawn), purged)

@@ -10,20 +10,26 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
 from playwright.async_api import Page
 
+from tests.conftest import PROBE_CONFIG
 from tests.support import calls
 from tests.support.browser import OpenAs, Person, live_inbox
-from tests.support.live import LiveServer, LiveServers
+from tests.support.live import ROOT, LiveServer, LiveServers
+from tests.support.wire import LEGACY_HEADERS, http, legacy_headers, post
 from tests.team.test_auth import SECURED
 
-pytestmark = pytest.mark.asyncio(loop_scope="session")
+session_loop = pytest.mark.asyncio(loop_scope="session")
+"""The browser and the live servers' clients share the session's event loop."""
 
 OPEN_SOCKET = """(url) => new Promise((resolve) => {
     const socket = new WebSocket(url);
@@ -63,6 +69,7 @@ def socket_url(web: LiveServer) -> str:
     return web.base_url.replace("http://", "ws://") + "/ws/inbox/"
 
 
+@session_loop
 async def test_a_page_on_another_port_of_the_same_host_cannot_open_the_inbox_socket(
     web: LiveServer, admin: Person, open_as: OpenAs, other_port: str
 ) -> None:
@@ -99,6 +106,7 @@ def issue_tokens(server: LiveServer, *names: str) -> dict[str, str]:
     return issued
 
 
+@session_loop
 async def test_one_token_that_floods_the_table_gets_its_share_and_others_still_ask(
     live_servers: LiveServers,
 ) -> None:
@@ -132,3 +140,105 @@ async def test_one_token_that_floods_the_table_gets_its_share_and_others_still_a
         "be answered, or carry on without asking."
     )
     assert status == 200 and other["result"]["resultType"] == "input_required"
+
+
+# ---------------------------------------------------------------- initialize-era sessions
+
+SESSIONS = {**PROBE_CONFIG, "NAME": "sessions"}
+"""Its own server, so what it measures is its own memory."""
+IDLING = {**PROBE_CONFIG, "SESSION_IDLE_SECONDS": 1, "SWEEP_SECONDS": 0.5}
+"""Sessions idle out after a second, and the sweeper looks twice a second."""
+LARGE_CAPABILITIES = {"experimental": {f"k{n:06d}": [n] for n in range(52_500)}}
+"""About 1 MB as JSON (just under MAX_BODY_BYTES), in many small objects as a client would."""
+
+
+def rss_mb(server: LiveServer) -> float:
+    """The server process's resident memory, from /proc."""
+    status = Path(f"/proc/{server.process.pid}/status").read_text()
+    (kilobytes,) = re.findall(r"^VmRSS:\s+(\d+) kB", status, re.MULTILINE)
+    return int(kilobytes) / 1024
+
+
+def session_rows(server: LiveServer) -> int:
+    code = "from ask_mcp.models import LegacySessionRecord as R; print(R.objects.count())"
+    return int(server.manage("shell", "-c", code).split()[-1])
+
+
+def initialize_body(capabilities: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": capabilities,
+            "clientInfo": {"name": "churn", "version": "1"},
+        },
+    }
+
+
+def test_large_initialize_requests_are_refused_and_the_worker_stays_small(
+    live_servers: LiveServers,
+) -> None:
+    server = live_servers.get(SESSIONS)
+    raw = json.dumps(initialize_body(LARGE_CAPABILITIES)).encode()
+    assert 1_000_000 < len(raw) < 1024 * 1024
+    for _ in range(5):  # warm: the first requests build what every later one reuses
+        post(server.mcp_url, None, LEGACY_HEADERS, raw=raw)
+    before = rss_mb(server)
+    replies = [post(server.mcp_url, None, LEGACY_HEADERS, raw=raw) for _ in range(100)]
+    after = rss_mb(server)
+    record_measure("100 initialize requests of 1 MB", before, after)
+    (message,) = {reply.json()["error"]["message"] for reply in replies}
+    assert message.startswith("initialize: params.capabilities and params.clientInfo take ")
+    assert message.endswith(
+        "bytes as JSON; a session keeps at most 16384. Declare only the capabilities the client has."
+    )
+    assert all(
+        reply.status_code == 400 and "mcp-session-id" not in reply.headers for reply in replies
+    )
+    assert after - before < 40, f"{before:.0f} MB -> {after:.0f} MB"
+
+
+def test_sessions_that_end_are_deleted_and_churn_leaves_memory_flat(
+    live_servers: LiveServers,
+) -> None:
+    server = live_servers.get(SESSIONS)
+    capabilities = {"elicitation": {"form": {}}, "roots": {"listChanged": True}}
+
+    def churn(count: int) -> None:
+        for _ in range(count):
+            opened = post(server.mcp_url, initialize_body(capabilities), LEGACY_HEADERS)
+            session = opened.headers["mcp-session-id"]
+            ended = http().delete(server.mcp_url, headers=legacy_headers(session))
+            assert ended.status_code == 204, ended.text
+
+    churn(200)  # warm
+    rows, before = session_rows(server), rss_mb(server)
+    churn(1000)
+    after = rss_mb(server)
+    record_measure("1,000 sessions opened and ended", before, after)
+    assert rows == 0 and session_rows(server) == 0
+    assert after - before < 10, f"{before:.0f} MB -> {after:.0f} MB"
+
+
+def test_sessions_that_idle_out_leave_no_row(live_servers: LiveServers) -> None:
+    server = live_servers.get(IDLING)
+    for _ in range(20):
+        post(server.mcp_url, initialize_body({}), LEGACY_HEADERS)
+    assert session_rows(server) > 0
+    deadline = time.monotonic() + 30
+    while (rows := session_rows(server)) and time.monotonic() < deadline:
+        pass  # each count is a manage.py run (about a second): the wait is bounded by the deadline
+    assert rows == 0
+
+
+MEASURES: Path = ROOT / "test-output" / "hardening-measures.json"
+"""Where the memory tests write what they measured (the closing note quotes them)."""
+
+
+def record_measure(what: str, before: float, after: float) -> None:
+    MEASURES.parent.mkdir(exist_ok=True)
+    known = json.loads(MEASURES.read_text()) if MEASURES.exists() else {}
+    known[what] = {"rss_before_mb": round(before, 1), "rss_after_mb": round(after, 1)}
+    MEASURES.write_text(json.dumps(known, indent=2))
