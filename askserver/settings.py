@@ -17,15 +17,35 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("ASKSERVER_VAR_DIR", BASE_DIR / "var"))
 
 
+SQLITE_DB = VAR_DIR / "db.sqlite3"
+
+
+def _owner_only() -> None:
+    """Make var/ and everything in it readable by its owner only (0700 directories, 0600 files).
+
+    The database holds session keys, tokens' digests and every answer; it was created 0644, so
+    anyone on the machine could read it. SQLite gives its -wal and -shm files the database's
+    own mode, so the empty database is created 0600 first (an empty file is a valid one). What
+    an earlier release left looser is tightened too.
+    """
+    VAR_DIR.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if not SQLITE_DB.exists() and not os.environ.get("DATABASE_URL"):
+        os.close(os.open(SQLITE_DB, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    for path in [VAR_DIR, *VAR_DIR.rglob("*")]:
+        mode = path.lstat().st_mode
+        if path.is_symlink() or mode & 0o077 == 0 or path.lstat().st_uid != os.getuid():
+            continue
+        path.chmod(0o700 if path.is_dir() else mode & 0o700 | 0o600)
+
+
 def _secret_key() -> str:
-    """ASKSERVER_SECRET_KEY, or a key generated once and kept in var/secret_key."""
+    """ASKSERVER_SECRET_KEY, or a key generated once and kept in var/secret_key (mode 0600)."""
     if key := os.environ.get("ASKSERVER_SECRET_KEY"):
         return key
     path = VAR_DIR / "secret_key"
     if not path.exists():
-        VAR_DIR.mkdir(parents=True, exist_ok=True)
-        path.write_text(secrets.token_urlsafe(50))
-        path.chmod(0o600)
+        with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as file:
+            file.write(secrets.token_urlsafe(50))
     return path.read_text().strip()
 
 
@@ -33,7 +53,7 @@ def _database(url: str | None) -> dict[str, object]:
     if not url:
         return {
             "ENGINE": "django.db.backends.sqlite3",
-            "NAME": VAR_DIR / "db.sqlite3",
+            "NAME": SQLITE_DB,
             "OPTIONS": {
                 "timeout": 20,
                 "transaction_mode": "IMMEDIATE",
@@ -54,6 +74,7 @@ def _database(url: str | None) -> dict[str, object]:
     }
 
 
+_owner_only()
 SECRET_KEY = _secret_key()
 SECRET_KEY_FALLBACKS = [
     k for k in os.environ.get("ASKSERVER_SECRET_KEY_FALLBACKS", "").split(",") if k

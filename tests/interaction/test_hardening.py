@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
+import stat
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -242,3 +246,47 @@ def record_measure(what: str, before: float, after: float) -> None:
     known = json.loads(MEASURES.read_text()) if MEASURES.exists() else {}
     known[what] = {"rss_before_mb": round(before, 1), "rss_after_mb": round(after, 1)}
     MEASURES.write_text(json.dumps(known, indent=2))
+
+
+# ---------------------------------------------------------------- var/ is the owner's
+
+
+def test_var_and_everything_in_it_is_owner_only_as_make_run_leaves_it(
+    live_servers: LiveServers, tmp_path: Path
+) -> None:
+    var = tmp_path / "var"
+    var.mkdir(mode=0o755)  # an earlier release's var/, world-readable, with a loose old file
+    (var / "notes.txt").write_text("left by an earlier release")
+    (var / "notes.txt").chmod(0o644)
+    env = {
+        "DJANGO_SETTINGS_MODULE": "askserver.settings",
+        "ASKSERVER_VAR_DIR": str(var),
+        "ASKSERVER_SECRET_KEY": "",
+    }
+    previous = os.umask(0o022)  # the usual umask: new files 0644 unless made otherwise
+    try:
+        # What `make run` does: migrate, quickstart, then daphne serving askserver.asgi.
+        for command in (["migrate", "--noinput"], ["quickstart", "--url", "http://127.0.0.1/"]):
+            subprocess.run(
+                [sys.executable, "manage.py", *command],
+                cwd=ROOT,
+                env={**os.environ, **env},
+                check=True,
+                capture_output=True,
+                timeout=120,
+            )
+        server = live_servers.start({}, extra_env=env)
+        try:
+            post(server.mcp_url, initialize_body({}), LEGACY_HEADERS)  # a session row: the WAL
+        finally:
+            live_servers.stop(server)
+    finally:
+        os.umask(previous)
+    modes = {
+        str(path.relative_to(tmp_path)): oct(stat.S_IMODE(path.stat().st_mode))
+        for path in [var, *var.rglob("*")]
+    }
+    assert {"var/db.sqlite3", "var/secret_key"} <= set(modes)
+    assert modes == {name: "0o700" if (tmp_path / name).is_dir() else "0o600" for name in modes}, (
+        modes
+    )
