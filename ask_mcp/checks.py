@@ -25,10 +25,16 @@ Messages = list[CheckMessage]
 
 INBOX_HOOKS: Final = frozenset({"ask_mcp.web.elicit.on_elicit", "ask_mcp.inbox.on_elicit"})
 """The ON_ELICIT paths that send questions to the browser inbox (the second is the old alias)."""
-POSITIVE_INTEGERS: Final = ("ELICITATION_CAPACITY", "ELICITATION_PER_PRINCIPAL", "MAX_BODY_BYTES")
+POSITIVE_INTEGERS: Final = (
+    "ELICITATION_CAPACITY",
+    "ELICITATION_PER_PRINCIPAL",
+    "MAX_BODY_BYTES",
+    "MAX_CONNECTIONS_PER_ADDRESS",
+)
 """Keys whose value is a count of at least 1."""
 POSITIVE_SECONDS: Final = (
     "ELICITATION_TTL",
+    "HEADER_TIMEOUT_SECONDS",
     "KEEPALIVE_SECONDS",
     "SESSION_IDLE_SECONDS",
     "SWEEP_SECONDS",

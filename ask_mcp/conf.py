@@ -35,6 +35,8 @@ DEFAULTS: Final[Mapping[str, Any]] = {
     "OBSERVER": None,
     "ANSWER_URL": None,
     "MAX_BODY_BYTES": 1024 * 1024,
+    "HEADER_TIMEOUT_SECONDS": 20.0,
+    "MAX_CONNECTIONS_PER_ADDRESS": 256,
     "ALLOWED_ORIGINS": [],
     "KEEPALIVE_SECONDS": 15.0,
     "SESSION_IDLE_SECONDS": 3600,
@@ -102,6 +104,8 @@ class AskSettings:
     elicitation_per_principal: int
     elicitation_ttl: float
     max_body_bytes: int
+    header_timeout_seconds: float
+    max_connections_per_address: int
     allowed_origins: tuple[str, ...]
     keepalive_seconds: float
     session_idle_seconds: float
@@ -120,6 +124,8 @@ def values() -> AskSettings:
         elicitation_per_principal=int(get("ELICITATION_PER_PRINCIPAL")),
         elicitation_ttl=float(get("ELICITATION_TTL")),
         max_body_bytes=int(get("MAX_BODY_BYTES")),
+        header_timeout_seconds=float(get("HEADER_TIMEOUT_SECONDS")),
+        max_connections_per_address=int(get("MAX_CONNECTIONS_PER_ADDRESS")),
         allowed_origins=tuple(get("ALLOWED_ORIGINS")),
         keepalive_seconds=float(get("KEEPALIVE_SECONDS")),
         session_idle_seconds=float(get("SESSION_IDLE_SECONDS")),
