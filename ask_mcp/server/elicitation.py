@@ -46,7 +46,13 @@ from functools import partial
 from typing import Any, Final
 
 from ask_mcp.protocol import mcp
-from ask_mcp.protocol.forms import ElicitResult, check_form_schema, form_errors, read_elicit_result
+from ask_mcp.protocol.forms import (
+    ElicitResult,
+    FieldError,
+    check_form_schema,
+    form_errors,
+    read_elicit_result,
+)
 from ask_mcp.server.context import AnswerUrl, Context, OnElicit
 from ask_mcp.server.errors import (
     ElicitationTimedOut,
@@ -227,6 +233,8 @@ class ElicitationTable:
                 return reply
             content = reply.content or {}
             problems = form_errors(question.schema, content)
+            if reply.unreadable is not None:
+                problems.insert(0, FieldError("", reply.unreadable))
             if not problems:
                 fields = question.schema["properties"]
                 return ElicitResult("accept", {k: v for k, v in content.items() if k in fields})

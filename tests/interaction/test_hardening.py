@@ -17,6 +17,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -28,6 +29,7 @@ from playwright.async_api import Page
 from tests.conftest import PROBE_CONFIG
 from tests.support import calls
 from tests.support.browser import OpenAs, Person, live_inbox
+from tests.support.inbox_http import held_call, page_text, signed_in_http
 from tests.support.live import ROOT, LiveServer, LiveServers
 from tests.support.wire import LEGACY_HEADERS, http, legacy_headers, post
 from tests.team.test_auth import SECURED
@@ -290,3 +292,85 @@ def test_var_and_everything_in_it_is_owner_only_as_make_run_leaves_it(
     assert modes == {name: "0o700" if (tmp_path / name).is_dir() else "0o600" for name in modes}, (
         modes
     )
+
+
+# ---------------------------------------------------------------- answers a person cannot send
+
+
+@session_loop
+async def test_a_huge_number_or_a_repeated_choice_is_named_in_the_form_not_a_500(
+    web: LiveServer, admin: Person
+) -> None:
+    questions = [
+        {"name": "count", "prompt": "How many?", "type": "number"},
+        {"name": "tags", "prompt": "Tags", "options": ["a", "b"], "multiple": True},
+    ]
+    async with (
+        asyncio.timeout(60),
+        signed_in_http(web, admin) as person,
+        calls.client() as http,
+        held_call(web.mcp_url, http=http, message="Count?", questions=questions) as call,
+    ):
+        page = f"/asks/{uuid.UUID(call.ask_id)}/"
+        form = {"action": "accept", "csrfmiddlewaretoken": person.csrf}
+        huge = await person.client.post(page, data={**form, "f:count": "9" * 5000, "f:tags": "a"})
+        repeated = await person.client.post(
+            page, data={**form, "f:count": "3", "f:tags": ["a", "a"]}
+        )
+        sent = await person.client.post(page, data={**form, "f:count": "3", "f:tags": ["a", "b"]})
+        result = await call.result()
+    assert huge.status_code != 500 and "must have at most 100 digits" in page_text(huge.text)
+    assert "has a choice more than once: a" in page_text(repeated.text)
+    assert "Sent: the waiting call has your reply." in page_text(sent.text)
+    assert json.loads(result["result"]["content"][0]["text"]) == {"count": 3, "tags": ["a", "b"]}
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/static/%2e%2e/settings.py", "/static/%2e%2e/%2e%2e/etc/passwd", "/static/..%2f..%2fx"],
+)
+def test_a_static_path_outside_the_static_roots_is_not_found(web: LiveServer, path: str) -> None:
+    response = http().get(web.base_url + path)
+    assert response.status_code == 404
+
+
+NOTES = {
+    "message": "Release?",
+    "questions": [
+        {"name": "name", "prompt": "Name?"},
+        {"name": "notes", "prompt": "Anything else?", "required": False},
+    ],
+}
+
+
+@session_loop
+async def test_an_optional_field_sent_as_null_is_left_out_and_the_accept_stands(
+    live: LiveServer,
+) -> None:
+    async with calls.client() as http, asyncio.timeout(30):
+        state = await calls.first_round(http, live.mcp_url, "user_ask", **NOTES)
+        reply = {"action": "accept", "content": {"name": "Ada", "notes": None}}
+        done = await calls.answer_round(http, live.mcp_url, "user_ask", state, reply, **NOTES)
+    assert json.loads(calls.text(done)) == {"name": "Ada"}
+
+
+@session_loop
+async def test_an_accept_that_cannot_be_read_is_asked_again_with_the_reason(
+    live: LiveServer,
+) -> None:
+    async with calls.client() as http, asyncio.timeout(30):
+        state = await calls.first_round(http, live.mcp_url, "user_ask", **NOTES)
+        unreadable = {"action": "accept", "content": "Ada"}
+        again = await calls.answer_round(http, live.mcp_url, "user_ask", state, unreadable, **NOTES)
+        result = again["result"]
+        assert result["resultType"] == "input_required"
+        (request,) = result["inputRequests"].values()
+        assert request["params"]["message"] == (
+            "Release?\n\n(The previous answer could not be used: the answer was text, not an "
+            "object; name: an answer is required.)"
+        )
+        reply = {"action": "accept", "content": {"name": "Ada"}}
+        done = await calls.answer_round(
+            http, live.mcp_url, "user_ask", result["requestState"], reply, **NOTES
+        )
+    assert json.loads(calls.text(done)) == {"name": "Ada"}
