@@ -10,12 +10,14 @@ from __future__ import annotations
 import json
 import secrets
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from django.contrib import admin, messages
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
 from django.utils import timezone
+from django.utils.cache import patch_cache_control
 from django.utils.html import format_html
 from django.utils.timesince import timesince
 
@@ -32,6 +34,9 @@ from ask_mcp.models import (
 from ask_mcp.records.decisions import ask_cancel, ask_expire
 from ask_mcp.team.auth import TOKEN_PREFIX, TOKENS, digest
 from ask_mcp.workers.relay import ChannelLayerUnavailable
+
+NEW_TOKEN_ATTRIBUTE: Final = "_ask_mcp_new_token"
+"""Where save_model leaves a new token, on the request, for response_add to show once."""
 
 if TYPE_CHECKING:  # ModelAdmin is generic only to the type checker
     AskModelAdmin = admin.ModelAdmin[Ask]
@@ -167,11 +172,25 @@ class ApiTokenAdmin(TokenAdminBase):
             token = TOKEN_PREFIX + secrets.token_urlsafe(32)
             obj.digest = digest(token)
             obj.prefix = token[: len(TOKEN_PREFIX) + 4]
-            messages.warning(
-                request, f"The new token is {token} — copy it now; it will not be shown again."
-            )
+            # Shown by response_add on the answer to this POST; never in a message, whose
+            # cookie is signed but readable (and kept by the browser).
+            setattr(request, NEW_TOKEN_ATTRIBUTE, token)
         super().save_model(request, obj, form, change)
         TOKENS.forget(obj.digest)  # a revocation or a new team counts at once in this process
+
+    def response_add(
+        self, request: HttpRequest, obj: ApiToken, post_url_continue: str | None = None
+    ) -> HttpResponse:
+        """The new token, shown once on this POST's own answer (not cached, not in a cookie)."""
+        token = getattr(request, NEW_TOKEN_ATTRIBUTE, None)
+        if token is None:
+            return super().response_add(request, obj, post_url_continue)
+        context = {**self.admin_site.each_context(request), "opts": self.opts, "original": obj}
+        response = TemplateResponse(
+            request, "admin/ask_mcp/apitoken/created.html", {**context, "token": token}
+        )
+        patch_cache_control(response, no_store=True, private=True)
+        return response
 
     def delete_model(self, request: HttpRequest, obj: ApiToken) -> None:
         super().delete_model(request, obj)

@@ -11,6 +11,8 @@ import secrets
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from django.utils.csp import CSP
+
 from ask_mcp.conf import environ
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -97,6 +99,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -165,6 +168,21 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": "WARNING"},
     "loggers": {"ask_mcp": {"level": environ("ASKSERVER_LOG_LEVEL", "INFO")}},
+}
+
+# Django's own CSP: scripts, styles and connections from this site only, no inline script or
+# style anywhere (the inbox's JavaScript is static/ask_mcp/inbox.js, htmx's indicator styles are
+# off, and the admin has none), nothing may frame the pages, and forms post here only.
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF],
+    "style-src": [CSP.SELF],
+    "img-src": [CSP.SELF, "data:"],
+    "connect-src": [CSP.SELF],
+    "object-src": [CSP.NONE],
+    "base-uri": [CSP.NONE],
+    "form-action": [CSP.SELF],
+    "frame-ancestors": [CSP.NONE],
 }
 
 LOGIN_URL = "login"

@@ -31,7 +31,7 @@ from tests.support import calls
 from tests.support.browser import OpenAs, Person, live_inbox
 from tests.support.inbox_http import held_call, page_text, signed_in_http
 from tests.support.live import ROOT, LiveServer, LiveServers
-from tests.support.wire import LEGACY_HEADERS, http, legacy_headers, post
+from tests.support.wire import LEGACY_HEADERS, headers_for, http, legacy_headers, post, request_body
 from tests.team.test_auth import SECURED
 
 session_loop = pytest.mark.asyncio(loop_scope="session")
@@ -374,3 +374,71 @@ async def test_an_accept_that_cannot_be_read_is_asked_again_with_the_reason(
             http, live.mcp_url, "user_ask", result["requestState"], reply, **NOTES
         )
     assert json.loads(calls.text(done)) == {"name": "Ada"}
+
+
+# ---------------------------------------------------------------- Content-Security-Policy
+
+WATCH_CSP = """
+window.__violations = [];
+document.addEventListener("securitypolicyviolation", (event) => {
+    window.__violations.push(`${event.violatedDirective} ${event.blockedURI}`);
+});
+"""
+
+
+@session_loop
+async def test_the_inbox_and_the_admin_work_under_the_content_security_policy(
+    web: LiveServer, admin: Person, open_as: OpenAs
+) -> None:
+    page: Page = await open_as(admin)
+    await page.add_init_script(WATCH_CSP)
+    violations: list[str] = []
+    paths = [
+        "/",
+        "/admin/",
+        "/admin/ask_mcp/ask/",
+        "/admin/ask_mcp/apitoken/add/",
+        "/admin/auth/user/",
+        "/admin/auth/user/add/",
+    ]
+    policy = ""
+    for path in paths:
+        response = await page.goto(path)
+        assert response is not None and response.status == 200, path
+        policy = await response.header_value("content-security-policy") or ""
+        if path == "/":
+            await live_inbox(page)  # htmx and its socket run under the policy
+        violations += await page.evaluate("window.__violations")
+    assert "script-src 'self'" in policy and "unsafe-inline" not in policy
+    assert violations == []
+
+
+# ---------------------------------------------------------------- a new token, shown once
+
+
+@session_loop
+async def test_a_token_created_in_the_admin_is_shown_once_and_never_put_in_a_cookie(
+    web: LiveServer, admin: Person, open_as: OpenAs
+) -> None:
+    page: Page = await open_as(admin)
+    await page.goto("/admin/ask_mcp/apitoken/add/")
+    await page.get_by_label("User").select_option(label=admin.username)
+    await page.get_by_label("Name").fill("shown once")
+    async with page.expect_response(lambda r: r.request.method == "POST") as posted:
+        await page.get_by_role("button", name="Save", exact=True).click()
+    answer = await posted.value
+    token = (await page.locator("code.new-token").inner_text()).strip()
+    assert token.startswith("askmcp_") and len(token) > 30
+    assert "no-store" in (await answer.header_value("cache-control") or "")
+    cookies = await page.context.cookies()
+    assert all(token not in cookie["value"] for cookie in cookies)
+    assert not any(cookie["name"] == "messages" for cookie in cookies)
+    # The token works, and the token list does not show it again.
+    works = post(
+        web.mcp_url,
+        request_body("tools/list"),
+        {**headers_for(request_body("tools/list")), "authorization": f"Bearer {token}"},
+    )
+    assert works.status_code == 200
+    await page.goto("/admin/ask_mcp/apitoken/")
+    assert token not in await page.content()
