@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import secrets
+from datetime import timedelta
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -94,6 +95,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "django_htmx",
+    "axes",
     "ask_mcp",
 ]
 
@@ -108,7 +110,23 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "ask_mcp.web.middleware.DatabaseUnavailableMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as django-axes asks: it answers a locked-out sign-in
 ]
+
+# Sign-in attempts (inbox and admin) are counted by django-axes: after
+# ASKSERVER_LOGIN_FAILURE_LIMIT wrong passwords (10) for one username from one address, that
+# pair is locked out for ASKSERVER_LOGIN_COOLOFF_MINUTES (15) and gets 429. The pair, not the
+# address alone: behind a proxy every person shares the proxy's address.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = int(os.environ.get("ASKSERVER_LOGIN_FAILURE_LIMIT", "10"))
+AXES_COOLOFF_TIME = timedelta(
+    minutes=float(os.environ.get("ASKSERVER_LOGIN_COOLOFF_MINUTES", "15"))
+)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
 
 ROOT_URLCONF = "askserver.urls"
 ASGI_APPLICATION = "askserver.asgi.application"

@@ -23,12 +23,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
 from playwright.async_api import Page
 
 from tests.conftest import PROBE_CONFIG
 from tests.support import calls
-from tests.support.browser import OpenAs, Person, live_inbox
+from tests.support.browser import OpenAs, Person, add_user, live_inbox
 from tests.support.inbox_http import held_call, page_text, signed_in_http
 from tests.support.live import ROOT, LiveServer, LiveServers
 from tests.support.wire import LEGACY_HEADERS, headers_for, http, legacy_headers, post, request_body
@@ -442,3 +443,38 @@ async def test_a_token_created_in_the_admin_is_shown_once_and_never_put_in_a_coo
     assert works.status_code == 200
     await page.goto("/admin/ask_mcp/apitoken/")
     assert token not in await page.content()
+
+
+# ---------------------------------------------------------------- sign-in attempts
+
+
+@session_loop
+async def test_wrong_passwords_lock_that_sign_in_out_and_no_one_else(web: LiveServer) -> None:
+    target = add_user(web, f"locked{uuid.uuid4().hex[:6]}", staff=True)
+    other = add_user(web, f"other{uuid.uuid4().hex[:6]}", staff=True)
+
+    async def sign_in(client: httpx2.AsyncClient, path: str, username: str, password: str) -> int:
+        await client.get(path)
+        answer = await client.post(
+            path,
+            data={
+                "username": username,
+                "password": password,
+                "csrfmiddlewaretoken": str(client.cookies["csrftoken"]),
+            },
+        )
+        return answer.status_code
+
+    async with httpx2.AsyncClient(base_url=web.base_url, timeout=30) as client:
+        wrong = [
+            await sign_in(client, "/accounts/login/", target.username, f"guess-{n}")
+            for n in range(10)
+        ]
+        # From now on even the right password is refused, on the inbox's form and the admin's.
+        right = await sign_in(client, "/accounts/login/", target.username, target.password)
+        admin_right = await sign_in(client, "/admin/login/", target.username, target.password)
+    async with httpx2.AsyncClient(base_url=web.base_url, timeout=30) as client:
+        others = await sign_in(client, "/accounts/login/", other.username, other.password)
+    assert wrong[:9] == [200] * 9  # the form again, saying the password is wrong
+    assert wrong[9] == 429 and right == 429 and admin_right == 429
+    assert others == 302  # another person at the same address still signs in
