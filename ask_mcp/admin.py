@@ -117,12 +117,16 @@ class AskAdmin(AskModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # asks come from models, never from people
 
-    @admin.action(description="Cancel the selected asks (the waiting call gets “cancelled”)")
+    @admin.action(
+        description="Cancel the selected asks (the waiting call gets “cancelled”)",
+        permissions=["change"],  # deciding an ask is more than viewing it
+    )
     def cancel_asks(self, request: HttpRequest, queryset: QuerySet[Ask]) -> None:
         self._decide(request, queryset, ask_cancel, "cancelled")
 
     @admin.action(
-        description="Expire the selected asks (the waiting call gets “did not answer in time”)"
+        description="Expire the selected asks (the waiting call gets “did not answer in time”)",
+        permissions=["change"],
     )
     def expire_asks(self, request: HttpRequest, queryset: QuerySet[Ask]) -> None:
         self._decide(request, queryset, ask_expire, "expired")

@@ -11,9 +11,9 @@ import datetime as dt
 from typing import TYPE_CHECKING, Any, Final
 
 from django.conf import settings
-from django.contrib.auth.models import AnonymousUser, Group
+from django.contrib.auth.models import AnonymousUser, Group, Permission
 from django.db import models
-from django.db.models import Q
+from django.db.models import Exists, Q
 
 from ask_mcp.server.ids import new_ask_id
 
@@ -21,6 +21,9 @@ if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
 
+ANSWER_EVERY_ASK: Final = "ask_mcp.answer_every_ask"
+"""The permission to see and answer every ask in the inbox, whoever it is addressed to
+(superusers hold it; grant it to a user or a group in the admin)."""
 ASK_PEOPLE: Final = ("answered_by", "asked_by")
 """The people an ask names (who decided it, whom it is addressed to): what showing it reads."""
 
@@ -39,13 +42,22 @@ class AskQuerySet(models.QuerySet["Ask"]):
         return self.filter(route__in=(Ask.Route.BROWSER, Ask.Route.URL))
 
     def visible_to(self, user: User | AnonymousUser) -> AskQuerySet:
-        """Asks `user` may see and answer: staff see all; others those addressed to them or their groups."""
+        """Asks `user` may see and answer: those with ANSWER_EVERY_ASK see all; others those
+        addressed to them or their groups."""
         if not user.is_authenticated:
             return self.none()
-        if user.is_staff:
+        if user.is_superuser:
             return self
         groups = Group.objects.filter(user=user)
-        return self.filter(Q(asked_by=user) | Q(team__in=groups))
+        # The permission as SQL, granted to the user or one of their groups: the inbox builds
+        # this query in async views, where `has_perm` (a query of its own) may not run.
+        app_label, codename = ANSWER_EVERY_ASK.split(".")
+        granted = Permission.objects.filter(
+            Q(user=user) | Q(group__user=user),
+            content_type__app_label=app_label,
+            codename=codename,
+        )
+        return self.filter(Q(asked_by=user) | Q(team__in=groups) | Q(Exists(granted)))
 
     def inbox(self, user: User | AnonymousUser) -> AskQuerySet:
         """What `user`'s inbox lists: pending browser asks they may answer, newest first."""
@@ -117,6 +129,9 @@ class Ask(models.Model):
 
     class Meta:
         ordering = ["-created"]
+        # Being staff (the admin) no longer means seeing every ask: a staff member given only
+        # webhook permissions read and answered private questions.
+        permissions = [("answer_every_ask", "Can see and answer every ask in the inbox")]
         # Each index costs every insert; the sparse foreign keys are indexed only where set
         # (what deleting a user or a group looks up), which most rows are not.
         indexes = [
@@ -147,7 +162,9 @@ class Ask(models.Model):
         person opening them, which needs no query; only a team's ask asks the database."""
         if not user.is_authenticated:
             return False
-        if user.is_staff or (self.asked_by_id is not None and self.asked_by_id == user.pk):
+        if self.asked_by_id is not None and self.asked_by_id == user.pk:
+            return True
+        if await user.ahas_perm(ANSWER_EVERY_ASK):
             return True
         return self.team_id is not None and await user.groups.filter(pk=self.team_id).aexists()
 

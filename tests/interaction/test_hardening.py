@@ -478,3 +478,38 @@ async def test_wrong_passwords_lock_that_sign_in_out_and_no_one_else(web: LiveSe
     assert wrong[:9] == [200] * 9  # the form again, saying the password is wrong
     assert wrong[9] == 429 and right == 429 and admin_right == 429
     assert others == 302  # another person at the same address still signs in
+
+
+# ---------------------------------------------------------------- answering every ask
+
+
+@session_loop
+async def test_a_staff_member_with_only_webhook_permissions_cannot_read_or_answer_asks(
+    web: LiveServer, admin: Person
+) -> None:
+    hooks = add_user(web, f"hooks{uuid.uuid4().hex[:6]}", staff=True, answers_all=False)
+    web.manage(
+        "shell",
+        "-c",
+        "from django.contrib.auth.models import Permission, User;"
+        f"User.objects.get(username={hooks.username!r}).user_permissions.add("
+        "*Permission.objects.filter(codename__endswith='_webhook'))",
+    )
+    message = f"Private [{uuid.uuid4().hex[:8]}]"
+    async with (
+        asyncio.timeout(60),
+        signed_in_http(web, hooks) as staff_member,
+        signed_in_http(web, admin) as answerer,
+        calls.client() as http,
+        held_call(web.mcp_url, http=http, message=message) as call,
+    ):
+        page = f"/asks/{uuid.UUID(call.ask_id)}/"
+        listed = await staff_member.client.get("/")
+        opened = await staff_member.client.get(page)
+        posted = await staff_member.answer(call.ask_id, answer="from the webhook admin")
+        sent = await answerer.answer(call.ask_id, answer="from the superuser")
+        result = await call.result()
+    assert listed.status_code == 200 and message not in listed.text
+    assert opened.status_code == 403 and posted.status_code == 403
+    assert "Sent: the waiting call has your reply." in page_text(sent.text)
+    assert result["result"]["content"][0]["text"] == '{"answer":"from the superuser"}'
