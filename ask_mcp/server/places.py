@@ -2,9 +2,10 @@
 
 One token parked 64 questions in under a second and every other user and team was refused
 until the TTL passed. A place is now taken against two bounds: the table's capacity, and a
-share per principal (the user a token names; every anonymous caller counts as one), so one
-noisy agent fills at most its share and the rest of the table stays open to everyone else.
-Pure: no Django.
+share per principal (the user a token names), so one noisy agent fills at most its share and the
+rest of the table stays open to everyone else. Callers without a principal (anonymous loopback:
+one person trying things out on their own machine, where every caller is that person) are
+bounded by the capacity only. Pure: no Django.
 """
 
 from __future__ import annotations
@@ -44,14 +45,14 @@ class Places:
 
         Raises:
             ElicitationCapacityExceeded: the table is full.
-            PrincipalShareExceeded: `principal` already holds its share (a subclass).
+            PrincipalShareExceeded: `principal` (not None) already holds its share (a subclass).
         """
         key = principal or ANONYMOUS
         held = self._by_principal.get(key, 0)
         # A full table first: "others can still ask" would not be true.
         if self._in_use >= self.capacity:
             raise ElicitationCapacityExceeded(self._in_use)
-        if held >= self.share:
+        if principal is not None and held >= self.share:
             raise PrincipalShareExceeded(held)
         self._by_principal[key] = held + 1
         self._in_use += 1

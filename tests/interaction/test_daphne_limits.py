@@ -249,7 +249,7 @@ def test_connections_per_address_are_capped_and_loopback_counts_as_one(
 def test_a_thousand_unfinished_requests_neither_exhaust_files_nor_lock_people_out(
     live_servers: LiveServers,
 ) -> None:
-    # As shipped: the default cap (256) and deadline (20 s); the thousand connections.
+    # As shipped: the default cap (512) and deadline (20 s); the thousand connections.
     server = live_servers.get(SECURED)
     base_files = open_files(server)
     sockets = []
@@ -264,7 +264,7 @@ def test_a_thousand_unfinished_requests_neither_exhaust_files_nor_lock_people_ou
         for sock in sockets:
             waiting.register(sock, selectors.EVENT_READ)
         deadline = time.monotonic() + WAIT
-        while refused < 1000 - 256 and (left := deadline - time.monotonic()) > 0:
+        while refused < 1000 - 512 and (left := deadline - time.monotonic()) > 0:
             for key, _ in waiting.select(timeout=left):
                 waiting.unregister(key.fileobj)
                 if key.fileobj.recv(12).startswith(b"HTTP/1.1 503"):  # type: ignore[union-attr]
@@ -277,8 +277,8 @@ def test_a_thousand_unfinished_requests_neither_exhaust_files_nor_lock_people_ou
     finally:
         for sock in sockets:
             sock.close()
-    assert refused == 1000 - 256
-    assert files - base_files <= 256 + 10  # the held ones, and the database files a request opens
+    assert refused == 1000 - 512
+    assert files - base_files <= 512 + 10  # the held ones, and the database files a request opens
     closed(server, base_files)
     with connect(server) as sock:  # ...and once they are gone, it is served again
         sock.sendall(
