@@ -19,11 +19,13 @@ from typing import TYPE_CHECKING, Any, Final
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
+from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils import timezone
+from django.utils.cache import patch_cache_control
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 from django.utils.timesince import timesince
@@ -68,6 +70,9 @@ def shown_time(at: dt.datetime | None) -> SafeString | str:
         utc.strftime("%Y-%m-%d %H:%M:%S UTC"),
     )
 
+
+NEW_TOKEN_ATTRIBUTE: Final = "_ask_mcp_new_token"
+"""Where save_model leaves a new token, on the request, for response_add to show once."""
 
 if TYPE_CHECKING:  # ModelAdmin is generic only to the type checker
     AskModelAdmin = admin.ModelAdmin[Ask]
@@ -292,6 +297,10 @@ class AskAdmin(AskModelAdmin):
     def has_change_permission(self, request: HttpRequest, obj: Ask | None = None) -> bool:
         return False  # a record of what was asked and answered: shown, never edited
 
+    def has_decide_permission(self, request: HttpRequest) -> bool:
+        """Cancelling or expiring an ask is more than viewing it: Django's change permission."""
+        return bool(request.user.has_perm("ask_mcp.change_ask"))
+
     def has_delete_permission(self, request: HttpRequest, obj: Ask | None = None) -> bool:
         # Only superusers remove asks (a removal request), in bulk, after Django's confirmation.
         return obj is None and bool(getattr(request.user, "is_superuser", False))
@@ -313,6 +322,8 @@ class AskAdmin(AskModelAdmin):
         ask = self.get_object(request, object_id)
         if ask is None or not self.has_view_permission(request, ask):
             raise Http404("No such ask.")
+        if not self.has_decide_permission(request):
+            raise PermissionDenied("Deciding an ask needs the change permission on asks.")
         decide, done, told = DECISIONS[verb]
         back = reverse("admin:ask_mcp_ask_changelist")
         if request.method == "POST":
@@ -330,12 +341,16 @@ class AskAdmin(AskModelAdmin):
         }
         return TemplateResponse(request, "admin/ask_mcp/ask/decide.html", context)
 
-    @admin.action(description="Cancel the selected asks (the waiting call gets “cancelled”)")
+    @admin.action(
+        description="Cancel the selected asks (the waiting call gets “cancelled”)",
+        permissions=["decide"],  # deciding an ask is more than viewing it
+    )
     def cancel_asks(self, request: HttpRequest, queryset: QuerySet[Ask]) -> HttpResponse | None:
         return self._confirmed(request, queryset, "cancel", "cancel_asks")
 
     @admin.action(
-        description="Expire the selected asks (the waiting call gets “did not answer in time”)"
+        description="Expire the selected asks (the waiting call gets “did not answer in time”)",
+        permissions=["decide"],
     )
     def expire_asks(self, request: HttpRequest, queryset: QuerySet[Ask]) -> HttpResponse | None:
         return self._confirmed(request, queryset, "expire", "expire_asks")
@@ -408,11 +423,25 @@ class ApiTokenAdmin(TokenAdminBase):
             token = TOKEN_PREFIX + secrets.token_urlsafe(32)
             obj.digest = digest(token)
             obj.prefix = token[: len(TOKEN_PREFIX) + 4]
-            messages.warning(
-                request, f"The new token is {token} — copy it now; it will not be shown again."
-            )
+            # Shown by response_add on the answer to this POST; never in a message, whose
+            # cookie is signed but readable (and kept by the browser).
+            setattr(request, NEW_TOKEN_ATTRIBUTE, token)
         super().save_model(request, obj, form, change)
         TOKENS.forget(obj.digest)  # a revocation or a new team counts at once in this process
+
+    def response_add(
+        self, request: HttpRequest, obj: ApiToken, post_url_continue: str | None = None
+    ) -> HttpResponse:
+        """The new token, shown once on this POST's own answer (not cached, not in a cookie)."""
+        token = getattr(request, NEW_TOKEN_ATTRIBUTE, None)
+        if token is None:
+            return super().response_add(request, obj, post_url_continue)
+        context = {**self.admin_site.each_context(request), "opts": self.opts, "original": obj}
+        response = TemplateResponse(
+            request, "admin/ask_mcp/apitoken/created.html", {**context, "token": token}
+        )
+        patch_cache_control(response, no_store=True, private=True)
+        return response
 
     def delete_model(self, request: HttpRequest, obj: ApiToken) -> None:
         super().delete_model(request, obj)

@@ -25,10 +25,16 @@ Messages = list[CheckMessage]
 
 INBOX_HOOKS: Final = frozenset({"ask_mcp.web.elicit.on_elicit", "ask_mcp.inbox.on_elicit"})
 """The ON_ELICIT paths that send questions to the browser inbox (the second is the old alias)."""
-POSITIVE_INTEGERS: Final = ("ELICITATION_CAPACITY", "MAX_BODY_BYTES")
+POSITIVE_INTEGERS: Final = (
+    "ELICITATION_CAPACITY",
+    "ELICITATION_PER_PRINCIPAL",
+    "MAX_BODY_BYTES",
+    "MAX_CONNECTIONS_PER_ADDRESS",
+)
 """Keys whose value is a count of at least 1."""
 POSITIVE_SECONDS: Final = (
     "ELICITATION_TTL",
+    "HEADER_TIMEOUT_SECONDS",
     "KEEPALIVE_SECONDS",
     "SESSION_IDLE_SECONDS",
     "SWEEP_SECONDS",
@@ -52,6 +58,7 @@ def check_ask_mcp_settings(
         partial(_check_known_keys, configured),
         *(partial(_must_be_positive_integer, key) for key in POSITIVE_INTEGERS),
         *(partial(_must_be_positive_seconds, key) for key in POSITIVE_SECONDS),
+        _check_share_against_capacity,
         _check_toolkits,
         *(partial(_must_be_importable, key) for key in HOOKS),
         _check_allowed_origins,
@@ -100,6 +107,23 @@ def _must_be_positive_seconds(key: str) -> Messages:
         Error(
             f"ASK_MCP['{key}'] must be a positive number of seconds, got {value!r}.",
             id="ask_mcp.E004",
+        )
+    ]
+
+
+def _check_share_against_capacity() -> Messages:
+    share, capacity = conf.get("ELICITATION_PER_PRINCIPAL"), conf.get("ELICITATION_CAPACITY")
+    both = all(isinstance(v, int) and not isinstance(v, bool) for v in (share, capacity))
+    # The default share (16) above a small capacity someone chose is simply the whole table.
+    if not both or share <= capacity or "ELICITATION_PER_PRINCIPAL" not in conf.configured():
+        return []
+    return [
+        Warning(
+            f"ASK_MCP['ELICITATION_PER_PRINCIPAL'] ({share}) is larger than "
+            f"ELICITATION_CAPACITY ({capacity}): one token can fill the whole table and refuse "
+            "everyone else.",
+            hint=f"Set it to at most {capacity}, such as {max(1, capacity // 4)}.",
+            id="ask_mcp.W040",
         )
     ]
 

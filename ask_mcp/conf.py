@@ -29,11 +29,14 @@ DEFAULTS: Final[Mapping[str, Any]] = {
     ),
     "TOOLKITS": {"Ask": {}},
     "ELICITATION_CAPACITY": 64,
+    "ELICITATION_PER_PRINCIPAL": 16,
     "ELICITATION_TTL": 600,
     "ON_ELICIT": None,
     "OBSERVER": None,
     "ANSWER_URL": None,
     "MAX_BODY_BYTES": 1024 * 1024,
+    "HEADER_TIMEOUT_SECONDS": 20.0,
+    "MAX_CONNECTIONS_PER_ADDRESS": 512,
     "ALLOWED_ORIGINS": [],
     "KEEPALIVE_SECONDS": 15.0,
     "SESSION_IDLE_SECONDS": 3600,
@@ -103,8 +106,11 @@ class AskSettings:
     """
 
     elicitation_capacity: int
+    elicitation_per_principal: int
     elicitation_ttl: float
     max_body_bytes: int
+    header_timeout_seconds: float
+    max_connections_per_address: int
     allowed_origins: tuple[str, ...]
     keepalive_seconds: float
     session_idle_seconds: float
@@ -126,8 +132,11 @@ def values() -> AskSettings:
     reminder = get("REMINDER_BEFORE_SECONDS")
     return AskSettings(
         elicitation_capacity=int(get("ELICITATION_CAPACITY")),
+        elicitation_per_principal=int(get("ELICITATION_PER_PRINCIPAL")),
         elicitation_ttl=float(get("ELICITATION_TTL")),
         max_body_bytes=int(get("MAX_BODY_BYTES")),
+        header_timeout_seconds=float(get("HEADER_TIMEOUT_SECONDS")),
+        max_connections_per_address=int(get("MAX_CONNECTIONS_PER_ADDRESS")),
         allowed_origins=tuple(get("ALLOWED_ORIGINS")),
         keepalive_seconds=float(get("KEEPALIVE_SECONDS")),
         session_idle_seconds=float(get("SESSION_IDLE_SECONDS")),

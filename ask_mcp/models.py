@@ -13,9 +13,9 @@ import secrets
 from typing import TYPE_CHECKING, Any, Final
 
 from django.conf import settings
-from django.contrib.auth.models import AnonymousUser, Group
+from django.contrib.auth.models import AnonymousUser, Group, Permission
 from django.db import models
-from django.db.models import Q
+from django.db.models import Exists, Q
 
 from ask_mcp.server.ids import new_ask_id
 
@@ -23,10 +23,17 @@ if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
 
+ANSWER_EVERY_ASK: Final = "ask_mcp.answer_every_ask"
+"""The permission to see and answer every ask in the inbox, whoever it is addressed to
+(superusers hold it; grant it to a user or a group in the admin)."""
 ASK_PEOPLE: Final = ("answered_by", "asked_by")
 """The people an ask names (who decided it, whom it is addressed to): what showing it reads."""
 ASK_REACH: Final = ("reach__escalated_team", "reach__escalated_user")
 """Whom an ask was escalated to: what its card reads besides ASK_PEOPLE."""
+
+
+DETACHED_HELP: Final = "When the last call waiting on it left (DETACHED_GRACE_SECONDS apply)."
+COLLECTED_HELP: Final = "When a call took the decision to its agent."
 
 
 class AskQuerySet(models.QuerySet["Ask"]):
@@ -43,17 +50,27 @@ class AskQuerySet(models.QuerySet["Ask"]):
         return self.filter(route__in=(Ask.Route.BROWSER, Ask.Route.URL))
 
     def visible_to(self, user: User | AnonymousUser) -> AskQuerySet:
-        """Asks `user` may see and answer: staff see all; others those addressed to them or their groups."""
+        """Asks `user` may see and answer: those with ANSWER_EVERY_ASK see all; others those
+        addressed to them or their groups."""
         if not user.is_authenticated:
             return self.none()
-        if user.is_staff:
+        if user.is_superuser:
             return self
         groups = Group.objects.filter(user=user)
+        # The permission as SQL, granted to the user or one of their groups: the inbox builds
+        # this query in async views, where `has_perm` (a query of its own) may not run.
+        app_label, codename = ANSWER_EVERY_ASK.split(".")
+        granted = Permission.objects.filter(
+            Q(user=user) | Q(group__user=user),
+            content_type__app_label=app_label,
+            codename=codename,
+        )
         return self.filter(
             Q(asked_by=user)
             | Q(team__in=groups)
             | Q(reach__escalated_user=user)
             | Q(reach__escalated_team__in=groups)
+            | Q(Exists(granted))
         )
 
     def inbox(self, user: User | AnonymousUser) -> AskQuerySet:
@@ -121,26 +138,13 @@ class Ask(models.Model):
     call_id = models.CharField(
         max_length=64, blank=True, help_text="The parked call, for questions sent to the client."
     )
-    detached_at = models.DateTimeField(
-        null=True,
-        blank=True,
-        help_text="When the last call waiting on it left with its connection: it stays answerable "
-        "for DETACHED_GRACE_SECONDS, so a call asking the same again can attach to it.",
-    )
-    attach_key = models.CharField(
-        max_length=64,
-        blank=True,
-        default="",
-        editable=False,
-        help_text="Principal, tool and arguments (or the call's idempotency key), digested: a "
-        "call asking the same attaches to this ask while it waits or its answer is uncollected.",
-    )
-    collected_at = models.DateTimeField(
-        null=True, blank=True, help_text="When a call took the decision to its agent."
-    )
-    collected_by = models.CharField(
-        max_length=200, blank=True, help_text="The call that took the decision."
-    )
+    # Durable asks (README, Nothing lost): who waits on the ask, and who took its decision.
+    detached_at = models.DateTimeField(null=True, blank=True, help_text=DETACHED_HELP)
+    attach_key = models.CharField(max_length=64, blank=True, default="", editable=False)
+    """Principal, tool and arguments (or the call's idempotency key) digested: a call asking
+    the same attaches to this ask while it waits or its answer is uncollected."""
+    collected_at = models.DateTimeField(null=True, blank=True, help_text=COLLECTED_HELP)
+    collected_by = models.CharField(max_length=200, blank=True, help_text="The call that took it.")
     credential = models.CharField(
         max_length=200, blank=True, default="", help_text="The token the client asked with."
     )
@@ -153,6 +157,9 @@ class Ask(models.Model):
 
     class Meta:
         ordering = ["-created"]
+        # Being staff (the admin) no longer means seeing every ask: a staff member given only
+        # webhook permissions read and answered private questions.
+        permissions = [("answer_every_ask", "Can see and answer every ask in the inbox")]
         # Each index costs every insert; the sparse foreign keys are indexed only where set
         # (what deleting a user or a group looks up), which most rows are not.
         constraints = [
@@ -207,7 +214,9 @@ class Ask(models.Model):
         person opening them, which needs no query; only a team's ask asks the database."""
         if not user.is_authenticated:
             return False
-        if user.is_staff or (self.asked_by_id is not None and self.asked_by_id == user.pk):
+        if self.asked_by_id is not None and self.asked_by_id == user.pk:
+            return True
+        if await user.ahas_perm(ANSWER_EVERY_ASK):
             return True
         if self.team_id is not None and await user.groups.filter(pk=self.team_id).aexists():
             return True

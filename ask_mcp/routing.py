@@ -35,22 +35,23 @@ def build_application(django_application: Any = None) -> Any:
     """
     from channels.auth import AuthMiddlewareStack
     from channels.routing import ProtocolTypeRouter, URLRouter
-    from channels.security.websocket import AllowedHostsOriginValidator
-    from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
     from django.core.asgi import get_asgi_application
     from django.urls import re_path
 
     from ask_mcp.runtime import lifecycle
+    from ask_mcp.web.origin import SameOriginSockets
+    from ask_mcp.web.static import StaticFiles
 
     django_app = django_application or get_asgi_application()
     return lifecycle(
         ProtocolTypeRouter(
             {
                 "http": URLRouter(
-                    [*http_urlpatterns, re_path(r"", ASGIStaticFilesHandler(django_app))]  # type: ignore[arg-type]
+                    [*http_urlpatterns, re_path(r"", StaticFiles(django_app))]  # type: ignore[arg-type]
                 ),
-                # Signed-in sockets only, and only from pages of this site (no cross-site hijacking).
-                "websocket": AllowedHostsOriginValidator(
+                # Signed-in sockets only, and only from pages of this site: the same scheme, host
+                # and port, as /mcp requires (no cross-site or cross-port hijacking).
+                "websocket": SameOriginSockets(
                     AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
                 ),
             }

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import os
 import secrets
+from datetime import timedelta
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
+
+from django.utils.csp import CSP
 
 from ask_mcp.conf import environ
 
@@ -17,15 +20,35 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("ASKSERVER_VAR_DIR", BASE_DIR / "var"))
 
 
+SQLITE_DB = VAR_DIR / "db.sqlite3"
+
+
+def _owner_only() -> None:
+    """Make var/ and everything in it readable by its owner only (0700 directories, 0600 files).
+
+    The database holds session keys, tokens' digests and every answer; it was created 0644, so
+    anyone on the machine could read it. SQLite gives its -wal and -shm files the database's
+    own mode, so the empty database is created 0600 first (an empty file is a valid one). What
+    an earlier release left looser is tightened too.
+    """
+    VAR_DIR.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if not SQLITE_DB.exists() and not os.environ.get("DATABASE_URL"):
+        os.close(os.open(SQLITE_DB, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    for path in [VAR_DIR, *VAR_DIR.rglob("*")]:
+        mode = path.lstat().st_mode
+        if path.is_symlink() or mode & 0o077 == 0 or path.lstat().st_uid != os.getuid():
+            continue
+        path.chmod(0o700 if path.is_dir() else mode & 0o700 | 0o600)
+
+
 def _secret_key() -> str:
-    """ASKSERVER_SECRET_KEY, or a key generated once and kept in var/secret_key."""
+    """ASKSERVER_SECRET_KEY, or a key generated once and kept in var/secret_key (mode 0600)."""
     if key := os.environ.get("ASKSERVER_SECRET_KEY"):
         return key
     path = VAR_DIR / "secret_key"
     if not path.exists():
-        VAR_DIR.mkdir(parents=True, exist_ok=True)
-        path.write_text(secrets.token_urlsafe(50))
-        path.chmod(0o600)
+        with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as file:
+            file.write(secrets.token_urlsafe(50))
     return path.read_text().strip()
 
 
@@ -33,7 +56,7 @@ def _database(url: str | None) -> dict[str, object]:
     if not url:
         return {
             "ENGINE": "django.db.backends.sqlite3",
-            "NAME": VAR_DIR / "db.sqlite3",
+            "NAME": SQLITE_DB,
             "OPTIONS": {
                 "timeout": 20,
                 "transaction_mode": "IMMEDIATE",
@@ -85,6 +108,7 @@ def _mailers(url: str) -> dict[str, dict[str, object]]:
     }
 
 
+_owner_only()
 SECRET_KEY = _secret_key()
 SECRET_KEY_FALLBACKS = [
     k for k in os.environ.get("ASKSERVER_SECRET_KEY_FALLBACKS", "").split(",") if k
@@ -102,11 +126,13 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "django_htmx",
+    "axes",
     "ask_mcp",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -115,7 +141,23 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "ask_mcp.web.middleware.DatabaseUnavailableMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as django-axes asks: it answers a locked-out sign-in
 ]
+
+# Sign-in attempts (inbox and admin) are counted by django-axes: after
+# ASKSERVER_LOGIN_FAILURE_LIMIT wrong passwords (10) for one username from one address, that
+# pair is locked out for ASKSERVER_LOGIN_COOLOFF_MINUTES (15) and gets 429. The pair, not the
+# address alone: behind a proxy every person shares the proxy's address.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = int(os.environ.get("ASKSERVER_LOGIN_FAILURE_LIMIT", "10"))
+AXES_COOLOFF_TIME = timedelta(
+    minutes=float(os.environ.get("ASKSERVER_LOGIN_COOLOFF_MINUTES", "15"))
+)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
 
 ROOT_URLCONF = "askserver.urls"
 ASGI_APPLICATION = "askserver.asgi.application"
@@ -175,6 +217,21 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": "WARNING"},
     "loggers": {"ask_mcp": {"level": environ("ASKSERVER_LOG_LEVEL", "INFO")}},
+}
+
+# Django's own CSP: scripts, styles and connections from this site only, no inline script or
+# style anywhere (the inbox's JavaScript is static/ask_mcp/inbox.js, htmx's indicator styles are
+# off, and the admin has none), nothing may frame the pages, and forms post here only.
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF],
+    "style-src": [CSP.SELF],
+    "img-src": [CSP.SELF, "data:"],
+    "connect-src": [CSP.SELF],
+    "object-src": [CSP.NONE],
+    "base-uri": [CSP.NONE],
+    "form-action": [CSP.SELF],
+    "frame-ancestors": [CSP.NONE],
 }
 
 LOGIN_URL = "login"

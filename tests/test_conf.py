@@ -42,6 +42,8 @@ def test_the_readme_settings_table_lists_every_key_with_its_default() -> None:
         ({"TOOLKITS": {"Ask": {"timout": 3}}}, "ask_mcp.E006"),
         ({"ON_ELICIT": "no.such.module.hook"}, "ask_mcp.E007"),
         ({"ALLOWED_ORIGINS": "https://a.example"}, "ask_mcp.E008"),
+        ({"ELICITATION_PER_PRINCIPAL": 0}, "ask_mcp.E003"),
+        ({"ELICITATION_CAPACITY": 8, "ELICITATION_PER_PRINCIPAL": 9}, "ask_mcp.W040"),
     ],
 )
 def test_bad_settings_are_reported_by_system_checks(setting: object, check_id: str) -> None:

@@ -33,7 +33,6 @@ class Migration(migrations.Migration):
                 blank=True,
                 default="",
                 editable=False,
-                help_text="Principal, tool and arguments (or the call's idempotency key), digested: a call asking the same attaches to this ask while it waits or its answer is uncollected.",
                 max_length=64,
             ),
         ),
@@ -48,7 +47,7 @@ class Migration(migrations.Migration):
             model_name="ask",
             name="collected_by",
             field=models.CharField(
-                blank=True, help_text="The call that took the decision.", max_length=200
+                blank=True, help_text="The call that took it.", max_length=200
             ),
         ),
         migrations.AddField(
@@ -56,7 +55,7 @@ class Migration(migrations.Migration):
             name="detached_at",
             field=models.DateTimeField(
                 blank=True,
-                help_text="When the last call waiting on it left with its connection: it stays answerable for DETACHED_GRACE_SECONDS, so a call asking the same again can attach to it.",
+                help_text="When the last call waiting on it left (DETACHED_GRACE_SECONDS apply).",
                 null=True,
             ),
         ),

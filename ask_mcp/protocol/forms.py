@@ -10,6 +10,7 @@ answer on the MRTR hot path and this one a few µs. Pure: no Django, no IO.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import math
 import re
@@ -55,6 +56,9 @@ class ElicitResult:
 
     action: Action
     content: dict[str, Any] | None = None
+    unreadable: str | None = dataclasses.field(default=None, compare=False)
+    """On an accept whose content could not be read at all, why (the question is asked again
+    with it); never sent on the wire."""
 
     def to_dict(self) -> dict[str, Any]:
         if self.content is None:
@@ -74,7 +78,14 @@ class FieldError:
 
 
 def read_elicit_result(value: Any) -> ElicitResult | None:
-    """Read an ElicitResult as a client sent it; None when it is not one."""
+    """Read an ElicitResult as a client sent it; None when it is not one (no known action).
+
+    An accept is never read as a decline. Clients in use send `null` for an optional field the
+    person left empty, which the spec does not strictly allow: such a field is left out, as one
+    the client omitted is. Other values that do not fit are kept for the form check to name
+    (the question is asked again with the reason), and content that is not an object at all
+    comes back as an accept with nothing read and its reason in `unreadable`.
+    """
     if not isinstance(value, Mapping):
         return None
     action = value.get("action")
@@ -83,11 +94,27 @@ def read_elicit_result(value: Any) -> ElicitResult | None:
     content = value.get("content")
     if content is None:
         return ElicitResult(action)
-    if not isinstance(content, Mapping) or not all(
-        isinstance(key, str) and _is_answer_value(item) for key, item in content.items()
-    ):
-        return None
-    return ElicitResult(action, dict(content))
+    if not isinstance(content, Mapping):
+        if action != "accept":
+            return ElicitResult(action)
+        return ElicitResult(
+            "accept", {}, unreadable=f"the answer was {_json_kind(content)}, not an object"
+        )
+    if action != "accept" and not all(_is_answer_value(item) for item in content.values()):
+        return ElicitResult(action)  # a decline or cancel carries no answer to read
+    return ElicitResult(action, {key: item for key, item in content.items() if item is not None})
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, int | float):
+        return "a number"
+    return "not JSON"
 
 
 def _is_answer_value(value: Any) -> bool:
@@ -271,6 +298,9 @@ def _array_errors(field: Mapping[str, Any], value: Any) -> list[str]:
     bad = [item for item in value if item not in options]
     if bad:
         errors.append(f"has choices that are not offered: {', '.join(map(str, bad))}")
+    repeated = sorted({str(item) for item in value if value.count(item) > 1})
+    if repeated:
+        errors.append(f"has a choice more than once: {', '.join(repeated)}")
     if "minItems" in field and len(value) < field["minItems"]:
         errors.append(f"needs at least {field['minItems']} choice(s)")
     if "maxItems" in field and len(value) > field["maxItems"]:

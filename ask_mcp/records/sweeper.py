@@ -26,6 +26,7 @@ from ask_mcp.models import Ask, AskEvent, AskQuerySet, event_for_status
 from ask_mcp.records.events import ENDED, announce
 from ask_mcp.workers.loops import alive_here, start_in_loop
 from ask_mcp.workers.relay import ChannelRelay
+from ask_mcp.workers.sessions import purge_idle_sessions
 
 logger = logging.getLogger("ask_mcp.records.sweeper")
 
@@ -149,7 +150,8 @@ async def sweep(
     orphans_of_others_than: str | None = None,
 ) -> Swept:
     """One sweep: expire overdue asks (telling their workers), withdraw asks no call came back
-    for, release a stopped process's asks, purge old answers.
+    for, release a stopped process's asks, purge old answers and the rows of idle
+    initialize-era sessions.
 
     `orphans_of_others_than` is this worker's name, given only when no other worker can exist
     (see :func:`release_orphans`). The sweeper runs this every SWEEP_SECONDS; `manage.py
@@ -166,6 +168,7 @@ async def sweep(
         now, settings.detached_grace_seconds
     )
     await tell(withdrawn, relay=None)
+    await purge_idle_sessions(settings.session_idle_seconds)
     days = settings.answer_retention_days
     purged = 0 if days is None else await database_sync_to_async(purge_answers)(now, days)
     return Swept(len(expired), len(withdrawn), purged, released)

@@ -16,6 +16,7 @@ from ask_mcp.server.errors import (
     ElicitationUnavailable,
     MissingClientCapability,
     NoValidAnswer,
+    PrincipalShareExceeded,
     QuestionNoLongerWaiting,
     ToolError,
 )
@@ -56,6 +57,7 @@ __all__ = [
     "NoValidAnswer",
     "NullStream",
     "OnElicit",
+    "PrincipalShareExceeded",
     "Prompt",
     "PromptArgument",
     "PromptResult",

@@ -48,7 +48,8 @@ class Server(Catalog):
     """The MCP engine: toolkits plugged under prefixes, an elicitation table, and the methods.
 
     `on_elicit` answers questions when the client cannot show forms; `elicitation_capacity`
-    bounds how many questions wait at once; `elicitation_ttl` (seconds) is the longest any
+    bounds how many questions wait at once, `elicitation_share` how many of them one principal
+    holds (None: the whole table); `elicitation_ttl` (seconds) is the longest any
     question waits. `state_keys` seal requestState (first seals, all open); without them a
     random per-process key is used, so parked calls do not survive a restart anyway.
     """
@@ -61,6 +62,7 @@ class Server(Catalog):
         *,
         on_elicit: OnElicit | None = None,
         elicitation_capacity: int = 64,
+        elicitation_share: int | None = None,
         elicitation_ttl: float = 600.0,
         state_keys: Iterable[bytes] | None = None,
         observer: QuestionObserver | None = None,
@@ -71,6 +73,8 @@ class Server(Catalog):
     ) -> None:
         if elicitation_capacity < 1:
             raise ValueError("elicitation_capacity must be at least 1")
+        if elicitation_share is not None and elicitation_share < 1:
+            raise ValueError("elicitation_share must be at least 1 (or None for no share)")
         if elicitation_ttl <= 0:
             raise ValueError("elicitation_ttl must be a positive number of seconds")
         super().__init__(name, version, instructions, title)
@@ -78,6 +82,7 @@ class Server(Catalog):
         self.table = ElicitationTable(
             sealer=StateSealer(keys),
             capacity=elicitation_capacity,
+            share=elicitation_share,
             ttl=elicitation_ttl,
             on_elicit=on_elicit,
             observer=observer,

@@ -46,10 +46,16 @@ from functools import partial
 from typing import Any, Final
 
 from ask_mcp.protocol import mcp
-from ask_mcp.protocol.forms import ElicitResult, check_form_schema, form_errors, read_elicit_result
+from ask_mcp.protocol.forms import (
+    ElicitResult,
+    FieldError,
+    check_form_schema,
+    form_errors,
+    read_elicit_result,
+)
+from ask_mcp.server.asking import new_question
 from ask_mcp.server.context import AnswerUrl, Context, OnElicit
 from ask_mcp.server.errors import (
-    ElicitationCapacityExceeded,
     ElicitationTimedOut,
     ElicitationUnavailable,
     MissingClientCapability,
@@ -57,8 +63,8 @@ from ask_mcp.server.errors import (
     QuestionNoLongerWaiting,
     cancelled_by_client,
 )
-from ask_mcp.server.ids import new_ask_id
 from ask_mcp.server.parked import Finish, ParkedCall
+from ask_mcp.server.places import Places
 from ask_mcp.server.ports import (
     NULL_STREAM,
     AskRecords,
@@ -67,13 +73,12 @@ from ask_mcp.server.ports import (
     Relay,
     Stream,
 )
-from ask_mcp.server.question import Question, attach_key
+from ask_mcp.server.question import Question
 from ask_mcp.server.state import (
     InvalidState,
     QuestionClaims,
     StateClaims,
     StateSealer,
-    request_binding,
 )
 
 logger = logging.getLogger("ask_mcp.elicitation")
@@ -102,6 +107,7 @@ class ElicitationTable:
         *,
         sealer: StateSealer,
         capacity: int = 64,
+        share: int | None = None,
         ttl: float = 600.0,
         on_elicit: OnElicit | None = None,
         observer: QuestionObserver | None = None,
@@ -118,7 +124,7 @@ class ElicitationTable:
         self.stopping = False
         """Set while the process shuts down: calls it ends leave their asks pending."""
         self.answer_url = answer_url
-        self.capacity = capacity
+        self.places = Places(capacity, share)
         self.ttl = ttl
         self.on_elicit = on_elicit
         self.observer = observer
@@ -130,14 +136,22 @@ class ElicitationTable:
         self._calls: dict[str, ParkedCall] = {}
         self._seq = itertools.count(1)
         self._issued = 0
-        self._in_use = 0
 
     # ------------------------------------------------------------------ introspection
 
     @property
+    def capacity(self) -> int:
+        return self.places.capacity
+
+    @property
+    def share(self) -> int:
+        """The most places one principal holds at once."""
+        return self.places.share
+
+    @property
     def waiting(self) -> int:
         """Questions currently occupying a place in the table."""
-        return self._in_use
+        return self.places.in_use
 
     def parked_call(self, call_id: str) -> ParkedCall | None:
         return self._calls.get(call_id)
@@ -163,7 +177,7 @@ class ElicitationTable:
             question.call_id = parked.id
             self._hold_slot(parked)  # held until the call ends, across every round
         else:
-            self._reserve()
+            self.places.take(ctx.principal)
         status, answer = "withdrawn", None
         try:
             if self.observer is not None:
@@ -185,7 +199,7 @@ class ElicitationTable:
             raise
         finally:
             if not travels:
-                self._in_use -= 1
+                self.places.give_back(ctx.principal)
             if self.observer is not None:
                 self._ended(question, status, answer)
 
@@ -227,29 +241,7 @@ class ElicitationTable:
         """The question as observers see it, its deadline the sooner of `timeout` and the TTL."""
         now = self.clock()
         limit = self.ttl if timeout is None else max(0.0, min(timeout, self.ttl))
-        attach = None
-        if route != "client":
-            same = ctx.idempotency_key or request_binding(ctx.method, ctx.name, ctx.arguments)
-            attach = attach_key(ctx.principal, ctx.name, same)
-        return Question(
-            id=new_ask_id().hex,
-            message=message,
-            schema=schema,
-            tool=ctx.name,
-            principal=ctx.principal,
-            route=route,
-            created_at=now,
-            expires_at=now + limit,
-            client_name=ctx.client_name,
-            worker=self.worker,
-            team=ctx.team,
-            toolkit=ctx.toolkit,
-            attach_key=attach,
-            collector=f"{ctx.client_name or 'a client'} ({ctx.protocol_version}) via {self.worker}",
-            credential=ctx.credential,
-            client_version=ctx.client_version,
-            session=ctx.session,
-        )
+        return new_question(ctx, message, schema, route, now=now, limit=limit, worker=self.worker)
 
     async def _ask_until_valid(self, ctx: Context, question: Question, key: str) -> ElicitResult:
         text = question.message
@@ -260,6 +252,8 @@ class ElicitationTable:
                 return reply
             content = reply.content or {}
             problems = form_errors(question.schema, content)
+            if reply.unreadable is not None:
+                problems.insert(0, FieldError("", reply.unreadable))
             if not problems:
                 fields = question.schema["properties"]
                 return ElicitResult("accept", {k: v for k, v in content.items() if k in fields})
@@ -361,7 +355,7 @@ class ElicitationTable:
         if parked is not None:
             self._hold_slot(parked)
         else:
-            self._reserve()
+            self.places.take(ctx.principal)
         deadline = self.clock() + self.ttl
         try:
             answers = await asyncio.gather(
@@ -372,24 +366,19 @@ class ElicitationTable:
             )
         finally:
             if parked is None:
-                self._in_use -= 1
+                self.places.give_back(ctx.principal)
         return dict(zip(requests, answers, strict=True))
 
-    def _reserve(self) -> None:
-        """Take a place in the table now, so concurrent askers can never overshoot capacity."""
-        if self._in_use >= self.capacity:
-            raise ElicitationCapacityExceeded(self._in_use)
-        self._in_use += 1
-
     def _hold_slot(self, call: ParkedCall) -> None:
+        """A call takes one place for its principal on its first question, across every round."""
         if not call.holds_slot:
-            self._reserve()
+            self.places.take(call.ctx.principal)
             call.holds_slot = True
 
     def _release_slot(self, call: ParkedCall) -> None:
         if call.holds_slot:
             call.holds_slot = False
-            self._in_use -= 1
+            self.places.give_back(call.ctx.principal)
 
     # ------------------------------------------------------------------ multi round-trip calls
 

@@ -101,3 +101,17 @@ class ElicitationCapacityExceeded(ToolError):
             "Try again after some are answered, or carry on without asking."
         )
         self.waiting = waiting
+
+
+class PrincipalShareExceeded(ElicitationCapacityExceeded):
+    """The caller already holds its fair share of the table; others may still ask."""
+
+    def __init__(self, held: int) -> None:
+        questions = "1 question" if held == 1 else f"{held} questions"
+        ToolError.__init__(
+            self,
+            f"You already have {questions} waiting for answers, your share of this server "
+            "(ASK_MCP['ELICITATION_PER_PRINCIPAL']); other people can still ask. Wait for some "
+            "to be answered, or carry on without asking.",
+        )
+        self.waiting = held

@@ -10,6 +10,7 @@ this module does not know them, nor the 2026-07-28 envelope. Pure asyncio: no Dj
 from __future__ import annotations
 
 import asyncio
+import json
 import secrets
 import time
 from collections.abc import Callable, Mapping
@@ -40,6 +41,12 @@ from ask_mcp.server.prompts import Prompt, finish_prompt
 from ask_mcp.server.resources import Resource, ResourceTemplate, finish_read
 from ask_mcp.server.results import finish_tool_call, tool_failure
 from ask_mcp.server.toolkit import Tool, ToolResult
+
+SESSION_STORE_BYTES: Final = 16 * 1024
+"""The most a session keeps of its client's `capabilities` and `clientInfo` together, as compact
+JSON. It keeps them for as long as it lives (SESSION_IDLE_SECONDS), in memory and in a database
+row: with no cap, 100 initialize requests of about 1 MiB each took a worker from 114 MB to
+966 MB. Every capability the spec defines fits in well under 1 KiB."""
 
 
 @dataclass(slots=True)
@@ -98,7 +105,16 @@ def read_initialize(params: Mapping[str, Any]) -> tuple[str, dict[str, Any], dic
             f"initialize: params.capabilities must be an object, got {json_type(capabilities)}",
         )
     info = params.get("clientInfo")
-    return negotiate_version(requested), capabilities, info if isinstance(info, dict) else None
+    client_info = info if isinstance(info, dict) else None
+    size = len(json.dumps([capabilities, client_info], separators=(",", ":")).encode())
+    if size > SESSION_STORE_BYTES:
+        raise JsonRpcError(
+            INVALID_PARAMS,
+            f"initialize: params.capabilities and params.clientInfo take {size} bytes as JSON; a "
+            f"session keeps at most {SESSION_STORE_BYTES}. Declare only the capabilities the "
+            "client has.",
+        )
+    return negotiate_version(requested), capabilities, client_info
 
 
 class PushChannel:

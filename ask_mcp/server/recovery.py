@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ask_mcp.protocol import mcp
-from ask_mcp.protocol.forms import ElicitResult, form_errors, read_elicit_result
+from ask_mcp.protocol.forms import ElicitResult, FieldError, form_errors, read_elicit_result
 from ask_mcp.server.context import Context
 from ask_mcp.server.elicitation import MAX_REASKS, RECORD_OWNER
 from ask_mcp.server.errors import (
@@ -111,6 +111,8 @@ async def _by_form(
     )
     if reply.action == "accept":
         problems = form_errors(schema, reply.content or {})
+        if reply.unreadable is not None:  # an accept is never read as a decline: ask again
+            problems.insert(0, FieldError("", reply.unreadable))
         if problems:
             summary = "; ".join(str(problem) for problem in problems)
             if sealed.attempt > MAX_REASKS:

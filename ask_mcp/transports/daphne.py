@@ -16,8 +16,11 @@ that an ASGI server does not need:
 - It formats a combined-log access line for every request and writes it to Twisted's log,
   where daphne's observers drop it (daphne writes its own access log, `--access-log`): 2.4 %.
 
-:func:`tune_daphne` turns both off. It changes nothing under uvicorn or any other server, and
-does nothing when daphne is not loaded (importing daphne's server would install its reactor).
+:func:`tune_daphne` turns both off, and installs :mod:`ask_mcp.transports.guard`, which daphne
+lacks: a body over the limit refused before it is read (declared) or as it passes the limit
+(chunked), a deadline for headers, and a cap on connections per client address. It changes
+nothing under uvicorn or any other server, and does nothing when daphne is not loaded
+(importing daphne's server would install its reactor).
 
 :func:`freeze_startup_objects` keeps the garbage collector's full passes off the objects every
 process builds at startup, under any server.
@@ -42,7 +45,7 @@ TUNED_MARK = "askserver_tuned"
 
 
 def tune_daphne() -> bool:
-    """Make this process's daphne skip Twisted's form parsing and access-log lines.
+    """Make this process's daphne skip Twisted's form parsing and access-log lines, and guard it.
 
     Call it before daphne accepts connections: the daphne command loads the ASGI application
     (askserver/asgi.py calls this) before it builds its HTTP factory. Returns whether daphne
@@ -55,15 +58,33 @@ def tune_daphne() -> bool:
     if getattr(http_protocol.WebRequest, TUNED_MARK, False):
         return True
 
+    from ask_mcp.transports import guard
+
     class WebRequest(http_protocol.WebRequest):  # type: ignore[misc]
-        """daphne's request, without Twisted's decoding of form fields it never reads."""
+        """daphne's request, without Twisted's decoding of form fields it never reads, counting
+        its body against the guard's limit as it arrives."""
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             kwargs.setdefault("parsePOSTFormSubmission", False)
             super().__init__(*args, **kwargs)
 
+        def handleContentChunk(self, data: bytes) -> None:
+            if self.channel.count_body(len(data)):
+                super().handleContentChunk(data)
+
     class HTTPFactory(http_protocol.HTTPFactory):  # type: ignore[misc]
-        """daphne's factory, without Twisted's access-log line that nothing shows."""
+        """daphne's factory: without Twisted's access-log line that nothing shows, with the
+        guard's channel, and counting connections per client address."""
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.addresses = guard.AddressCount()
+
+        def protocol(self) -> Any:
+            return guard.guarded_channel_protocol()
+
+        def buildProtocol(self, addr: Any) -> Any:
+            return self.addresses.admit(addr, super().buildProtocol(addr))
 
         def log(self, request: Any) -> None:
             return None

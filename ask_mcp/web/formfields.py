@@ -35,6 +35,10 @@ INPUT_TYPES: Final[Mapping[str, str]] = {
 """The HTML input type of each string format a browser has a widget for (others are text)."""
 _INTEGER: Final = re.compile(r"[+-]?\d+")
 """A whole number as typed: read exactly, never through a float."""
+MAX_DIGITS: Final = 100
+"""The most digits a number typed into a form may have. Python refuses to convert integers of
+more than 4,300 digits (a 5,000-digit answer was a 500), and no client reads more than about 17
+significant digits of a JSON number anyway."""
 _LOCAL_DATE_TIME: Final = re.compile(r"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2})(:\d{2}(\.\d+)?)?")
 """A datetime-local input's value: the date to the minute, then optional seconds (and a fraction)."""
 YES: Final = "yes"
@@ -281,6 +285,8 @@ def read_answer(
             number = _read_number(text, integer=kind == "integer")
             if number is None:
                 message = "must be a whole number" if kind == "integer" else "must be a number"
+                if sum(char.isdigit() for char in text) > MAX_DIGITS:
+                    message = f"must have at most {MAX_DIGITS} digits"
                 unreadable.append(FieldError(name, message))
             else:
                 content[name] = number
@@ -311,6 +317,8 @@ def read_reply(
 
 def _read_number(text: str, *, integer: bool) -> int | float | None:
     text = text.strip()
+    if sum(char.isdigit() for char in text) > MAX_DIGITS:
+        return None
     if _INTEGER.fullmatch(text):
         return int(text)
     try:

@@ -30,6 +30,11 @@ logger = logging.getLogger("ask_mcp.workers.sessions")
 
 RESOURCES_GROUP: Final = "askmcp.resources"
 """Every worker serving sessions: resource subscriptions and updates are announced here."""
+MAX_CACHED_SESSIONS: Final = 1000
+"""Sessions a worker keeps in memory; beyond it the least recently seen idle one is let go
+(its row stays: the next request reloads it). Clients that never send DELETE otherwise kept one
+entry each for SESSION_IDLE_SECONDS, so memory grew with churn; 1,000 sessions of at most
+SESSION_STORE_BYTES each stay under 20 MB."""
 
 
 def _group(session_id: str) -> str:
@@ -71,6 +76,7 @@ class LegacySessions:
         self.relay = relay
         self.idle_seconds = idle_seconds
         self._cache: dict[str, _Cached] = {}
+        """Least recently seen first (a hit moves its session to the end)."""
         self._inflight: dict[str, dict[RequestId, asyncio.Task[Any]]] = {}
         self._responses: dict[str, tuple[str, asyncio.Future[dict[str, Any]]]] = {}
         self._streams: dict[str, set[SessionStream]] = {}
@@ -122,6 +128,7 @@ class LegacySessions:
         cached = self._cache.get(session_id)
         if cached is not None:
             cached.last_seen = now
+            self._cache[session_id] = self._cache.pop(session_id)  # now the most recent
             alive = True
             if now - cached.touched > self.idle_seconds / 10:
                 cached.touched = now
@@ -161,6 +168,16 @@ class LegacySessions:
         self._cache[session.id] = _Cached(session, time.monotonic())
         await self.relay.join(_group(session.id))
         self._ensure_sweeping()
+        if len(self._cache) > MAX_CACHED_SESSIONS:
+            await self._let_go_of_one()
+
+    async def _let_go_of_one(self) -> None:
+        """Drop the least recently seen session with nothing in flight from memory (not its row)."""
+        for session_id in self._cache:
+            if session_id not in self._inflight and session_id not in self._streams:
+                del self._cache[session_id]
+                await self.relay.leave(_group(session_id))
+                return
 
     async def set_log_level(self, session: LegacySession, level: str) -> None:
         await LegacySessionRecord.objects.filter(id=session.id).aupdate(log_level=level)
@@ -169,10 +186,12 @@ class LegacySessions:
         )
 
     async def end(self, session_id: str) -> None:
-        """End a session everywhere: its calls are cancelled and its id answers 404 from now on."""
-        await LegacySessionRecord.objects.filter(id=session_id, ended_at__isnull=True).aupdate(
-            ended_at=datetime.now(UTC)
-        )
+        """End a session everywhere: its calls are cancelled and its id answers 404 from now on.
+
+        Its row is deleted: a worker that still holds the session finds no live row on its next
+        request (or hears the broadcast first) and ends it there too.
+        """
+        await LegacySessionRecord.objects.filter(id=session_id).adelete()
         subscribed = any(session_id in ids for ids in self._subscribers.values())
         self._end_here(session_id)
         await self.relay.broadcast(
@@ -384,6 +403,22 @@ class LegacySessions:
                     await self.end(session_id)
                 except Exception:
                     logger.exception("could not end idle session %s…", session_id[:8])
+
+
+async def purge_idle_sessions(idle_seconds: float) -> int:
+    """Delete the rows of sessions no worker has seen for `idle_seconds` (and rows ended before
+    ending deleted them); returns how many.
+
+    Each worker ends its own idle sessions; this is the backstop for the sessions of a worker
+    that stopped, which nobody would end. The sweeper runs it every SWEEP_SECONDS.
+    """
+    cutoff = datetime.now(UTC) - timedelta(seconds=idle_seconds)
+    stale = LegacySessionRecord.objects.filter(last_seen_at__lt=cutoff)
+    deleted, _ = await stale.adelete()
+    deleted += (await LegacySessionRecord.objects.filter(ended_at__isnull=False).adelete())[0]
+    if deleted:
+        logger.info("deleted %d initialize-era session(s) idle for %.0f s", deleted, idle_seconds)
+    return deleted
 
 
 class _SessionRouter:

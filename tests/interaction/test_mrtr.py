@@ -272,7 +272,9 @@ async def test_a_retry_missing_the_answer_gets_the_same_question_again(mcp_url: 
     assert isinstance(done, CallToolResult) and text_of(done) == '{"answer":"yes"}'
 
 
-@pytest.mark.parametrize("reply", [{"action": "maybe"}, {"action": "accept", "content": [1]}])
+# An accept whose content is not an object is asked again, never read as a decline (issue 20;
+# tests/interaction/test_hardening.py shows it).
+@pytest.mark.parametrize("reply", [{"action": "maybe"}])
 def test_a_reply_that_is_not_an_elicit_result_reads_as_a_decline(mcp_url: str, reply: Any) -> None:
     # Raw HTTP: the SDK client will not send a malformed ElicitResult.
     params = {"name": "user_ask", "arguments": {"message": "Go?"}}

@@ -10,6 +10,7 @@ import uuid
 import pytest
 from django.contrib.auth import authenticate, get_user_model
 from django.core.management import call_command
+from django.test import RequestFactory
 
 from ask_mcp.models import Ask
 
@@ -59,7 +60,9 @@ def test_quickstart_creates_one_admin_once_and_shows_its_password_once() -> None
     assert "Inbox:         http://127.0.0.1:9000/" in first
     found = re.search(r"Sign in as:\s+(\S+)\n\s+Password:\s+(\S+)", first)
     assert found is not None
-    user = authenticate(username=found.group(1), password=found.group(2))
+    user = authenticate(
+        RequestFactory().post("/accounts/login/"), username=found.group(1), password=found.group(2)
+    )
     assert user is not None and user.is_superuser and user.is_staff
 
     again = run("quickstart", "--url", "http://127.0.0.1:9000")

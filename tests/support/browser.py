@@ -66,11 +66,20 @@ def quickstart_admin(server: LiveServer) -> Person:
     return Person(username.group(1), password.group(1))
 
 
-def add_user(server: LiveServer, username: str, *, staff: bool) -> Person:
+def add_user(
+    server: LiveServer, username: str, *, staff: bool, answers_all: bool | None = None
+) -> Person:
+    """A user; staff also see and answer every ask unless `answers_all` says otherwise."""
     password = f"pw-{username}-0123456789"
+    grant = staff if answers_all is None else answers_all
     code = (
-        "from django.contrib.auth.models import User;"
-        f"User.objects.create_user({username!r}, password={password!r}, is_staff={staff})"
+        "from django.contrib.auth.models import Permission, User;"
+        f"u = User.objects.create_user({username!r}, password={password!r}, is_staff={staff});"
+        + (
+            "u.user_permissions.add(Permission.objects.get(codename='answer_every_ask'))"
+            if grant
+            else ""
+        )
     )
     server.manage("shell", "-c", code)
     return Person(username, password)

@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx2
 import pytest
-from django.contrib.auth.models import AnonymousUser, Group, User
+from django.contrib.auth.models import AnonymousUser, Group, Permission, User
 from django.utils import timezone
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
@@ -304,7 +304,9 @@ async def test_one_ask_in_hand_is_visible_to_exactly_whom_the_inbox_query_shows_
     owner = await User.objects.acreate(username="owner")
     member = await User.objects.acreate(username="member")
     outsider = await User.objects.acreate(username="outsider")
-    staff = await User.objects.acreate(username="staff", is_staff=True)
+    staff = await User.objects.acreate(username="staff", is_staff=True)  # sees no more for it
+    answerer = await User.objects.acreate(username="answerer")
+    await answerer.user_permissions.aadd(await Permission.objects.aget(codename="answer_every_ask"))
     await member.groups.aadd(team)
     await outsider.groups.aadd(other_team)
     asks = [
@@ -313,7 +315,7 @@ async def test_one_ask_in_hand_is_visible_to_exactly_whom_the_inbox_query_shows_
         await browser_ask(asked_by=owner, team=team),
         await browser_ask(),
     ]
-    people = [owner, member, outsider, staff, AnonymousUser()]
+    people = [owner, member, outsider, staff, answerer, AnonymousUser()]
     seen = {
         (person.username or "anonymous", n)
         for person in people
@@ -327,6 +329,7 @@ async def test_one_ask_in_hand_is_visible_to_exactly_whom_the_inbox_query_shows_
     }
     assert seen == listed
     assert ("member", 1) in seen and ("outsider", 1) not in seen  # the check can fail
+    assert ("staff", 3) not in seen and ("answerer", 3) in seen  # the permission, not staff
 
 
 _ = Person  # the fixtures' person type, for readers of the signatures above

@@ -25,8 +25,9 @@ class Server:
         pass
 
 factory = server.HTTPFactory(Server())
-protocol = factory.buildProtocol(("127.0.0.1", 0))
-protocol.makeConnection(StringTransport())
+counted = factory.buildProtocol(("127.0.0.1", 0))  # the guard counts it under its address
+counted.makeConnection(StringTransport())
+protocol = counted.wrappedProtocol
 request = protocol.requestFactory(protocol._channel, False)
 """
 

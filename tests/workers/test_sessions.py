@@ -215,3 +215,23 @@ async def test_a_resource_update_reaches_the_get_stream_another_worker_holds() -
         # Ending the session on A ends B's stream: the body closes without another message.
         while (message := await listening.messages.get()).get("more_body"):
             assert message["body"] in (b"", b":\n\n")
+
+
+async def test_a_worker_keeps_at_most_its_cache_of_sessions_and_reloads_one_it_let_go(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from ask_mcp.workers import sessions
+
+    monkeypatch.setattr(sessions, "MAX_CACHED_SESSIONS", 3)
+    endpoint = worker(InMemoryChannelLayer())
+    async with asyncio.timeout(10):
+        opened = [await initialize(endpoint) for _ in range(5)]
+        assert len(endpoint.sessions._cache) == 3  # the two least recently seen were let go
+        first = opened[0]["mcp-session-id"]
+        assert first not in endpoint.sessions._cache
+        again = AsgiRequest(
+            endpoint, "POST", opened[0], {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        )
+        assert (await again.start())["status"] == 200  # its row stayed: reloaded
+        await again.body()
+    assert len(endpoint.sessions._cache) == 3 and first in endpoint.sessions._cache
