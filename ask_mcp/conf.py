@@ -41,6 +41,8 @@ DEFAULTS: Final[Mapping[str, Any]] = {
     "PUBLIC_URL": None,
     "SWEEP_SECONDS": 30.0,
     "ANSWER_RETENTION_DAYS": None,
+    "METRICS": False,
+    "METRICS_TOKEN": None,
 }
 """Every key of `settings.ASK_MCP`, with its default. The README's settings table mirrors this."""
 
@@ -107,6 +109,8 @@ class AskSettings:
     public_url: str | None
     sweep_seconds: float
     answer_retention_days: float | None
+    metrics: bool
+    metrics_token: str | None
 
 
 @functools.cache
@@ -124,6 +128,8 @@ def values() -> AskSettings:
         public_url=get("PUBLIC_URL"),
         sweep_seconds=float(get("SWEEP_SECONDS")),
         answer_retention_days=None if days is None else float(days),
+        metrics=bool(get("METRICS")),
+        metrics_token=get("METRICS_TOKEN") or None,
     )
 
 

@@ -1,7 +1,9 @@
 """Settings for askserver, the embedded default: SQLite and the in-memory channel layer.
 
-Environment variables switch the parts a team deployment changes; see the README's settings
-section. Nothing here holds logic.
+Every value a deployment changes comes from an `ASKSERVER_` environment variable, read and typed
+by :mod:`ask_mcp.ops.environment` (the README's settings table lists them); a value that cannot
+be read keeps its default here and fails the system checks, which name the variable. Nothing
+here holds logic.
 """
 
 from __future__ import annotations
@@ -9,18 +11,36 @@ from __future__ import annotations
 import os
 import secrets
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from ask_mcp.conf import environ
+from ask_mcp.ops import environment
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-VAR_DIR = Path(os.environ.get("ASKSERVER_VAR_DIR", BASE_DIR / "var"))
+PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+def _env(name: str) -> Any:
+    return environment.get(name, os.environ)
+
+
+def _var_dir() -> Path:
+    """ASKSERVER_VAR_DIR; else var/ beside manage.py in a checkout, or the user's data folder."""
+    if chosen := _env("VAR_DIR"):
+        return Path(chosen).expanduser()
+    if (BASE_DIR / "manage.py").exists():
+        return BASE_DIR / "var"
+    data_home = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    return data_home / "askserver"
+
+
+VAR_DIR = _var_dir()
 
 
 def _secret_key() -> str:
-    """ASKSERVER_SECRET_KEY, or a key generated once and kept in var/secret_key."""
-    if key := os.environ.get("ASKSERVER_SECRET_KEY"):
-        return key
+    """ASKSERVER_SECRET_KEY, or a key generated once and kept in VAR_DIR/secret_key."""
+    if key := _env("SECRET_KEY"):
+        return str(key)
     path = VAR_DIR / "secret_key"
     if not path.exists():
         VAR_DIR.mkdir(parents=True, exist_ok=True)
@@ -41,8 +61,8 @@ def _database(url: str | None) -> dict[str, object]:
             },
         }
     parts = urlsplit(url)
-    if parts.scheme not in ("postgres", "postgresql"):
-        raise ValueError(f"DATABASE_URL: only postgres:// URLs are supported, got {parts.scheme!r}")
+    if parts.scheme not in environment.DATABASE_SCHEMES:
+        return _database(None)  # the system check ask_mcp.E052 names the variable and the fix
     return {
         "ENGINE": "django.db.backends.postgresql",
         "NAME": unquote(parts.path.lstrip("/")),
@@ -55,11 +75,9 @@ def _database(url: str | None) -> dict[str, object]:
 
 
 SECRET_KEY = _secret_key()
-SECRET_KEY_FALLBACKS = [
-    k for k in os.environ.get("ASKSERVER_SECRET_KEY_FALLBACKS", "").split(",") if k
-]
-DEBUG = os.environ.get("ASKSERVER_DEBUG", "") == "1"
-ALLOWED_HOSTS = os.environ.get("ASKSERVER_ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]").split(",")
+SECRET_KEY_FALLBACKS: list[str] = _env("SECRET_KEY_FALLBACKS")
+DEBUG: bool = _env("DEBUG")
+ALLOWED_HOSTS: list[str] = _env("ALLOWED_HOSTS")
 
 INSTALLED_APPS = [
     "daphne",
@@ -92,7 +110,7 @@ ASGI_APPLICATION = "askserver.asgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
+        "DIRS": [PACKAGE_DIR / "templates"],  # inside the package: the wheel carries them
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -104,15 +122,15 @@ TEMPLATES = [
     },
 ]
 
-DATABASES = {"default": _database(os.environ.get("DATABASE_URL"))}
+DATABASES = {"default": _database(_env("DATABASE_URL"))}
 
-if redis_url := environ("ASKSERVER_REDIS_URL"):
+if redis_url := _env("REDIS_URL"):
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
             "CONFIG": {
                 "hosts": [redis_url],
-                "prefix": environ("ASKSERVER_REDIS_PREFIX", "askmcp"),
+                "prefix": _env("REDIS_PREFIX"),
                 "expiry": 60,
                 "capacity": 1000,
             },
@@ -140,10 +158,20 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+        "json": {"()": "ask_mcp.ops.logs.JsonFormatter"},
+    },
+    "filters": {"secrets": {"()": "ask_mcp.ops.logs.SecretsFilter"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": _env("LOG_FORMAT"),
+            "filters": ["secrets"],
+        }
+    },
     "root": {"handlers": ["console"], "level": "WARNING"},
-    "loggers": {"ask_mcp": {"level": environ("ASKSERVER_LOG_LEVEL", "INFO")}},
+    "loggers": {"ask_mcp": {"level": _env("LOG_LEVEL")}},
 }
 
 LOGIN_URL = "login"
@@ -151,7 +179,9 @@ LOGIN_REDIRECT_URL = "ask_mcp:inbox"
 LOGOUT_REDIRECT_URL = "login"
 
 # Questions for clients that cannot show forms go to the browser inbox; every ask is recorded.
+# Any ASK_MCP key can be set from its ASKSERVER_ variable (ASKSERVER_ELICITATION_CAPACITY=128).
 ASK_MCP: dict[str, object] = {
     "ON_ELICIT": "ask_mcp.web.elicit.on_elicit",
     "OBSERVER": "ask_mcp.records.recorder.recorder",
+    **environment.ask_mcp_overrides(os.environ),
 }
