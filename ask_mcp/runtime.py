@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from typing import Any
+import time
+from collections.abc import Mapping
+from typing import Any, Final
 
 from django.conf import settings
 from django.core.signals import setting_changed
@@ -19,8 +21,11 @@ from django.dispatch import receiver
 from django.utils.module_loading import import_string
 
 from ask_mcp import conf
+from ask_mcp.ops import metrics
 from ask_mcp.records.sweeper import SWEEPER
 from ask_mcp.server.core import Server
+from ask_mcp.server.ports import QuestionObserver
+from ask_mcp.server.question import Question
 from ask_mcp.server.state import derive_key
 from ask_mcp.workers.relay import ChannelRelay
 from ask_mcp.workers.sessions import LegacySessions
@@ -95,7 +100,7 @@ def _identity(template: Server | None) -> dict[str, Any]:
             "elicitation_capacity": conf.values().elicitation_capacity,
             "elicitation_ttl": conf.values().elicitation_ttl,
             "on_elicit": _hook("ON_ELICIT"),
-            "observer": _hook("OBSERVER"),
+            "observer": metered(_hook("OBSERVER")),
             "answer_url": _hook("ANSWER_URL"),
         }
     table = template.table
@@ -107,9 +112,55 @@ def _identity(template: Server | None) -> dict[str, Any]:
         "elicitation_capacity": table.capacity,
         "elicitation_ttl": table.ttl,
         "on_elicit": table.on_elicit or _hook("ON_ELICIT"),
-        "observer": table.observer or _hook("OBSERVER"),
+        "observer": metered(table.observer or _hook("OBSERVER")),
         "answer_url": table.answer_url or _hook("ANSWER_URL"),
     }
+
+
+class MeteredObserver:
+    """The configured observer, with every ask that ends counted in the metrics."""
+
+    def __init__(self, inner: QuestionObserver | None) -> None:
+        self.inner = inner
+
+    @property
+    def queued(self) -> int:
+        """The inner observer's queue (the recorder's writes not yet made), else 0."""
+        return int(getattr(self.inner, "queued", 0))
+
+    async def asked(self, question: Question) -> None:
+        if self.inner is not None:
+            await self.inner.asked(question)
+
+    def ended(self, question: Question, status: str, answer: Mapping[str, Any] | None) -> None:
+        metrics.ask_ended(question.route, status, time.time() - question.created_at)
+        if self.inner is not None:
+            self.inner.ended(question, status, answer)
+
+
+def metered(observer: QuestionObserver | None) -> QuestionObserver | None:
+    """`observer` counted in the metrics when they are on; as it is otherwise."""
+    if not metrics.enabled() or isinstance(observer, MeteredObserver):
+        return observer
+    return MeteredObserver(observer)
+
+
+SAMPLE_SECONDS: Final = 5.0
+"""How often each worker writes its gauges for a scrape of another worker (multiprocess mode);
+Prometheus scrapes every 15 s by default, so a gauge is at most a third of that old."""
+
+
+def _watch_gauges() -> None:
+    """Point the per-worker gauges at this process's server (read when scraped or sampled)."""
+    metrics.watch("waiting", lambda: get_server().table.waiting)
+    metrics.watch("capacity", lambda: get_server().table.capacity)
+    metrics.watch("queue", lambda: getattr(get_server().table.observer, "queued", 0))
+
+
+async def _sample_forever() -> None:
+    while True:
+        metrics.sample()
+        await asyncio.sleep(SAMPLE_SECONDS)
 
 
 _started_in: asyncio.AbstractEventLoop | None = None
@@ -129,6 +180,12 @@ def start_background() -> None:
     if loop is _started_in:
         return
     SWEEPER.ensure_running(relay, get_server().table.worker)
+    if metrics.enabled():
+        _watch_gauges()
+        if metrics.MULTIPROCESS:
+            from ask_mcp.workers.loops import start_in_loop
+
+            start_in_loop(_sample_forever(), name="ask_mcp metrics sampler")
     _started_in = loop
 
 

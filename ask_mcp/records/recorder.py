@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ask_mcp.models import Ask, storable
+from ask_mcp.ops import metrics
 from ask_mcp.records import sql
 from ask_mcp.records.events import ENDED, announce
 from ask_mcp.records.sql import TRANSIENT, Close
@@ -219,6 +220,7 @@ class AskRecorder:
             ended = await loop.run_in_executor(self._executor, sql.write, sql.plan(inserts, closes))
             return _Written(ended, [], None, 0)
         except TRANSIENT as exc:
+            metrics.recorder_failed()
             logger.warning(
                 "could not record %d ask change(s) (attempt %d); keeping them to retry: %s",
                 len(changes),
@@ -228,6 +230,7 @@ class AskRecorder:
             return _Written([], changes, exc, failures + 1)
         except Exception:
             # Some row the database will never take: write one at a time, losing only it.
+            metrics.recorder_failed()
             logger.exception("could not record a batch of ask changes; writing them singly")
             ended, held, problem = await loop.run_in_executor(self._executor, write_singly, changes)
             return _Written(ended, held, problem, failures + 1 if held else 0)

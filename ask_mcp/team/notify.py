@@ -14,10 +14,12 @@ import urllib.request
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, Final
+from urllib.parse import urlsplit
 
 from django.db.models import Q
 
 from ask_mcp.models import Webhook, WebhookDelivery
+from ask_mcp.ops import metrics
 from ask_mcp.server.question import Question
 from ask_mcp.team.auth import team_id_of, user_id_of
 
@@ -92,12 +94,15 @@ async def deliver(delivery: WebhookDelivery, url: str, body: bytes) -> None:
         except (urllib.error.URLError, OSError, ValueError) as exc:
             status = getattr(exc, "code", None)
             error = f"attempt {attempt}: {exc}"
-            logger.warning("webhook delivery %s to %s failed: %s", delivery.pk, url, error)
+            # Only the host: a chat webhook's path is its secret (hooks.slack.com/services/…).
+            where = urlsplit(url).netloc.rpartition("@")[2]
+            logger.warning("webhook delivery %s to %s failed: %s", delivery.pk, where, error)
         else:
             await _record(delivery, WebhookDelivery.Status.DELIVERED, attempt, status, "")
             return
         if attempt < ATTEMPTS:
             await asyncio.sleep(BACKOFF[min(attempt - 1, len(BACKOFF) - 1)])
+    metrics.notification_failed("webhook")
     await _record(delivery, WebhookDelivery.Status.FAILED, ATTEMPTS, status, error)
 
 

@@ -39,6 +39,7 @@ from ask_mcp.protocol.jsonrpc import (
 from ask_mcp.server.core import Server
 from ask_mcp.server.legacy import LegacySession
 from ask_mcp.team.auth import Caller, Unauthorized, authenticate, caller_team
+from ask_mcp.transports.exchanges import Exchange
 
 if TYPE_CHECKING:
     from ask_mcp.workers.sessions import LegacySessions
@@ -74,13 +75,14 @@ class HttpProblem(Exception):
 class HttpStream:
     """The response of one request: JSON by default, switched to SSE on the first notification."""
 
-    __slots__ = ("_send", "allows_sse", "closed", "started")
+    __slots__ = ("_send", "allows_sse", "closed", "exchange", "started")
 
-    def __init__(self, send: Send, *, allows_sse: bool) -> None:
+    def __init__(self, send: Send, *, allows_sse: bool, exchange: Exchange | None = None) -> None:
         self._send = send
         self.allows_sse = allows_sse
         self.started = False
         self.closed = False
+        self.exchange = exchange
 
     async def _start(self) -> None:
         self.started = True
@@ -113,6 +115,8 @@ class HttpStream:
 
     async def finish(self, reply: dict[str, Any], status: int = 200) -> None:
         self.closed = True
+        if self.exchange is not None:
+            self.exchange.reply = reply
         body = encode(reply)
         if self.started:
             await self._send(
@@ -264,6 +268,20 @@ class McpEndpoint:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             raise ValueError(f"McpEndpoint serves HTTP only, not {scope['type']!r}")
+        exchange = scope["ask_mcp.exchange"] = Exchange(scope["method"])
+
+        async def sending(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                exchange.status = message["status"]
+            await send(message)
+
+        try:
+            await self._serve(scope, receive, sending, exchange)
+        finally:
+            exchange.finish()
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send, exchange: Exchange) -> None:
+        """One request, its method, tool and caller noted on `exchange` as they are read."""
         headers, names = read_headers(scope)
         session_id = headers.get(mcp.HEADER_SESSION_ID)
         declared = declared_era(headers.get(mcp.HEADER_PROTOCOL_VERSION), session_id)
@@ -281,6 +299,8 @@ class McpEndpoint:
                 raise HttpProblem(
                     401, f"Unauthorized: {exc}", [(b"www-authenticate", exc.challenge)]
                 ) from exc
+            if caller is not None:
+                exchange.principal = caller.principal
             if method in ("GET", "DELETE") and declared == LEGACY:
                 await self._legacy_without_body(method, headers, session_id, caller, receive, send)
                 return
@@ -312,6 +332,10 @@ class McpEndpoint:
         except MessageError as exc:
             await send_json(send, 400, encode(error_message(exc.request_id, exc.error)))
             return
+        if isinstance(message, Request):
+            exchange.read(message.method, message.params)
+        else:
+            exchange.method = "response"
         if era_of(message, declared) == MODERN:
             await self._modern(scope, message, headers, names, caller, sse_ok, receive, send)
         else:
@@ -341,7 +365,7 @@ class McpEndpoint:
         if message.is_notification:
             await send_empty(send, 202)
             return
-        stream = HttpStream(send, allows_sse=sse_ok)
+        stream = HttpStream(send, allows_sse=sse_ok, exchange=scope.get("ask_mcp.exchange"))
         # Started eagerly: the request runs at once, up to its first real wait, rather than on
         # the loop's next turn (a request that needs no wait never goes through the loop).
         handling = asyncio.Task(
@@ -409,7 +433,7 @@ class McpEndpoint:
                 await sessions.cancel(session.id, message.params.get("requestId"))
             await send_empty(send, 202)
             return
-        stream = HttpStream(send, allows_sse=sse_ok)
+        stream = HttpStream(send, allows_sse=sse_ok, exchange=scope.get("ask_mcp.exchange"))
         await self._in_session(message, session, stream, _base_url(scope, headers), receive)
 
     async def _in_session(
