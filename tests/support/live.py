@@ -115,10 +115,12 @@ class LiveServers:
         extra_env: dict[str, str] | None = None,
         db: Path | None = None,
         server: str = "daphne",
+        access_log: bool = True,
     ) -> LiveServer:
         """Start a server; with `db`, on that database (a restart), else on a fresh copy.
 
-        `server` is daphne (the default, as `make run`) or uvicorn (`make run SERVER=uvicorn`).
+        `server` is daphne (the default, as `make run`) or uvicorn (`make run SERVER=uvicorn`);
+        without `access_log` its log holds only what the application logs (the log tests).
         """
         index = len(list(self.workdir.glob("server-*.log")))
         if db is None:
@@ -135,7 +137,7 @@ class LiveServers:
         with open(log_path, "wb") as log:
             fd = str(listener.fileno())
             command = {
-                "daphne": [str(DAPHNE), "--fd", fd, "--access-log", "-"],
+                "daphne": [str(DAPHNE), "--fd", fd, *(["--access-log", "-"] if access_log else [])],
                 "uvicorn": [str(UVICORN), "--fd", fd, "--log-level", "info"],
             }[server]
             process = subprocess.Popen(
