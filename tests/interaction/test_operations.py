@@ -388,3 +388,78 @@ async def test_metrics_count_a_known_sequence_of_asks(json_run: Run) -> None:
         ("askserver_asks_pending", (("route", "browser"),))
     ) == 1
     _no_secret_in(json_run.log_lines(), json_run)
+
+
+# ---------------------------------------------------------------- metrics over several workers
+
+
+@dataclass
+class Workers:
+    a: LiveServer
+    b: LiveServer
+    token: str
+
+
+@pytest.fixture(scope="module")
+def workers(
+    live_servers: LiveServers, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Workers]:
+    """Two workers on PostgreSQL and Redis sharing one PROMETHEUS_MULTIPROC_DIR."""
+    require_services()
+    shared = tmp_path_factory.mktemp("prometheus")
+    with postgres_database() as database_url:
+        env = {
+            "DATABASE_URL": database_url,
+            "ASKSERVER_REDIS_URL": f"redis://{REDIS[0]}:{REDIS[1]}/0",
+            "ASKSERVER_REDIS_PREFIX": f"askmcp-metrics-{uuid.uuid4().hex[:8]}",
+            "ASKSERVER_METRICS": "1",
+            "ASKSERVER_METRICS_TOKEN": METRICS_TOKEN,
+            "PROMETHEUS_MULTIPROC_DIR": str(shared),
+        }
+        subprocess.run(
+            [sys.executable, "manage.py", "migrate", "--noinput", "-v0"],
+            cwd=ROOT,
+            env={**live_servers.environment({}, live_servers.workdir / "unused"), **env},
+            check=True,
+            timeout=180,
+        )
+        a = live_servers.start(OPS_CONFIG, extra_env=env)
+        b = live_servers.start(OPS_CONFIG, extra_env=env)
+        try:
+            _, token = _quickstart(a)
+            yield Workers(a, b, token)
+        finally:
+            live_servers.stop(a)
+            live_servers.stop(b)
+
+
+async def test_with_several_workers_a_scrape_of_one_sums_every_workers_counters(
+    workers: Workers, live_servers: LiveServers
+) -> None:
+    auth = {"authorization": f"Bearer {workers.token}"}
+    async with calls.client() as http:
+        http.headers.update(auth)
+        for server in (workers.a, workers.b, workers.b):
+            state = await first_round(http, server.mcp_url, "user_ask", message="which?")
+            await answer_round(
+                http,
+                server.mcp_url,
+                "user_ask",
+                state,
+                {"action": "accept", "content": {"answer": "x"}},
+                message="which?",
+            )
+    async with held_call(workers.b.mcp_url, headers=auth, message="held on b"):
+        got = _samples((await _scrape(workers.a)).text)
+    asks = ("askserver_asks_total", (("outcome", "accepted"), ("route", "client")))
+    assert got[asks] == 3  # one answered on a, two on b: a's scrape counts all three
+    calls_ok = ("askserver_mcp_requests_total", (("method", "tools/call"), ("result", "ok")))
+    assert got[calls_ok] == 3
+    # Read from the database by the worker scraped: b's waiting question, counted once.
+    assert got[("askserver_asks_pending", (("route", "browser"),))] == 1
+    # Per-worker gauges are summed over the live workers: two tables of 64 places.
+    assert got[("askserver_elicitation_capacity", ())] == 128
+    live_servers.stop(workers.b)
+    after = _samples((await _scrape(workers.a)).text)
+    assert after[("askserver_elicitation_capacity", ())] == 64  # b's gauges left with b
+    assert after[asks] == 3  # its counters stay: a counter never goes down
