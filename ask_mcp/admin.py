@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.template.response import TemplateResponse
+from django.urls import URLPattern, path
 from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.timesince import timesince
@@ -29,8 +31,10 @@ from ask_mcp.models import (
     Webhook,
     WebhookDelivery,
 )
+from ask_mcp.records import stats
 from ask_mcp.records.decisions import ask_cancel, ask_expire
 from ask_mcp.team.auth import TOKEN_PREFIX, TOKENS, digest
+from ask_mcp.web import charts
 from ask_mcp.workers.relay import ChannelLayerUnavailable
 
 if TYPE_CHECKING:  # ModelAdmin is generic only to the type checker
@@ -76,6 +80,7 @@ class AskAdmin(AskModelAdmin):
         "principal",
         "asked_by",
         "team",
+        "token",
         "created",
         "expires_at",
         "answered_by",
@@ -86,6 +91,35 @@ class AskAdmin(AskModelAdmin):
         "call_id",
     )
     readonly_fields = fields
+    change_list_template = "admin/ask_mcp/ask/change_list.html"
+
+    def get_urls(self) -> list[URLPattern]:
+        dashboard = path(
+            "dashboard/",
+            self.admin_site.admin_view(self.dashboard_view),
+            name="ask_mcp_ask_dashboard",
+        )
+        return [dashboard, *super().get_urls()]
+
+    def dashboard_view(self, request: HttpRequest) -> TemplateResponse:
+        """Charts of the last days' asks: per day by outcome, time to answer, rates per token."""
+        days = stats.daily()
+        median, p90 = stats.answer_times()
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "title": "Dashboard",
+            "days_count": stats.DAYS,
+            "total": sum(day.total for day in days),
+            "pending": Ask.objects.filter(status=Ask.Status.PENDING).count(),
+            "median": charts.seconds_text(median) if median is not None else None,
+            "p90": charts.seconds_text(p90) if p90 is not None else None,
+            "asks_chart": charts.asks_per_day(days),
+            "times_chart": charts.time_to_answer(days),
+            "rates_chart": charts.rates_per_token(stats.per_token()),
+            "waiting": stats.waiting_longest(),
+        }
+        return TemplateResponse(request, "admin/ask_mcp/dashboard.html", context)
 
     @admin.display(description="message", ordering="message")
     def summary(self, ask: Ask) -> str:

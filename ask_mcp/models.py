@@ -93,6 +93,15 @@ class Ask(models.Model):
         help_text="The group whose members may answer.",
         db_index=False,  # indexed where set (Meta): most asks have no team
     )
+    token = models.ForeignKey(
+        "ApiToken",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="asks",
+        help_text="The bearer token the asking call came with (none for anonymous or stdio).",
+        db_index=False,  # indexed where set (Meta)
+    )
     route = models.CharField(max_length=16, choices=Route.choices)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     answer = models.JSONField(null=True, blank=True)
@@ -126,6 +135,9 @@ class Ask(models.Model):
                 fields=["answered_by"],
                 name="ask_answered_by",
                 condition=models.Q(answered_by__isnull=False),
+            ),
+            models.Index(
+                fields=["token"], name="ask_token", condition=models.Q(token__isnull=False)
             ),
         ]
 

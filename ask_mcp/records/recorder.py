@@ -33,7 +33,7 @@ from ask_mcp.records.events import ENDED, announce
 from ask_mcp.records.sql import TRANSIENT, Close
 from ask_mcp.server.errors import ToolError
 from ask_mcp.server.question import Question
-from ask_mcp.team.auth import team_id_of, user_id_of
+from ask_mcp.team.auth import CALLING_TOKEN, team_id_of, user_id_of
 from ask_mcp.workers.loops import alive_here, start_in_loop
 
 logger = logging.getLogger("ask_mcp.records.recorder")
@@ -150,6 +150,7 @@ class AskRecorder:
             "principal": question.principal or "",
             "asked_by_id": user_id_of(question.principal),
             "team_id": team_id_of(question.team),
+            "token_id": CALLING_TOKEN.get(),
             "route": question.route,
             "status": Ask.Status.PENDING,
             "answer": None,

@@ -38,7 +38,7 @@ from ask_mcp.protocol.jsonrpc import (
 )
 from ask_mcp.server.core import Server
 from ask_mcp.server.legacy import LegacySession
-from ask_mcp.team.auth import Caller, Unauthorized, authenticate, caller_team
+from ask_mcp.team.auth import CALLING_TOKEN, Caller, Unauthorized, authenticate, caller_team
 from ask_mcp.transports.exchanges import Exchange
 
 if TYPE_CHECKING:
@@ -301,6 +301,7 @@ class McpEndpoint:
                 ) from exc
             if caller is not None:
                 exchange.principal = caller.principal
+                CALLING_TOKEN.set(caller.token_id)
             if method in ("GET", "DELETE") and declared == LEGACY:
                 await self._legacy_without_body(method, headers, session_id, caller, receive, send)
                 return
