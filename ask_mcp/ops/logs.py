@@ -59,18 +59,29 @@ class SecretsFilter(logging.Filter):
 
 
 class JsonFormatter(logging.Formatter):
-    """One JSON object per line: time, level, logger, message, the `extra` fields, the traceback."""
+    """One JSON object per line: time, level, logger, message, the `extra` fields, the traceback.
+
+    The time's text is built once per second: a datetime per record was a sixth of the line.
+    """
+
+    _second: int = -1
+    _prefix: str = ""
+
+    def _time(self, created: float) -> str:
+        second = int(created)
+        if second != self._second:
+            self._prefix = dt.datetime.fromtimestamp(second, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S")
+            self._second = second
+        return f"{self._prefix}.{int((created - second) * 1000):03d}+00:00"
 
     def format(self, record: logging.LogRecord) -> str:
         entry: dict[str, Any] = {
-            "time": dt.datetime.fromtimestamp(record.created, dt.UTC).isoformat(
-                timespec="milliseconds"
-            ),
+            "time": self._time(record.created),
             "level": record.levelname,
             "logger": record.name,
             "message": record.getMessage(),
         }
-        for name, value in vars(record).items():
+        for name, value in record.__dict__.items():
             if name not in _STANDARD and not name.startswith("_"):
                 entry[name] = value if isinstance(value, int | float | bool | None) else str(value)
         if record.exc_info and not record.exc_text:

@@ -68,19 +68,24 @@ class Exchange:
         if not logger.isEnabledFor(logging.INFO):
             return
         duration = (time.perf_counter() - self.started) * 1000.0
-        logger.info(
-            "%s %s by %s: %s in %.1f ms",
-            self.method,
-            self.tool or "-",
-            self.principal,
-            outcome,
-            duration,
-            extra={
-                "method": self.method,
-                "tool": self.tool,
-                "principal": self.principal,
-                "outcome": outcome,
-                "status": self.status,
-                "duration_ms": round(duration, 3),
-            },
+        # The record is made and handled directly: Logger.info would first walk the stack to
+        # find its caller (this line, always), a third of the line's cost on this machine.
+        logger.handle(
+            logger.makeRecord(
+                logger.name,
+                logging.INFO,
+                __file__,
+                0,
+                "%s %s by %s: %s in %.1f ms",
+                (self.method, self.tool or "-", self.principal, outcome, duration),
+                None,
+                extra={
+                    "method": self.method,
+                    "tool": self.tool,
+                    "principal": self.principal,
+                    "outcome": outcome,
+                    "status": self.status,
+                    "duration_ms": round(duration, 3),
+                },
+            )
         )
