@@ -45,9 +45,11 @@ from ask_mcp.models import (
     WebhookDelivery,
     new_webhook_secret,
 )
+from ask_mcp.records import stats
 from ask_mcp.records.decisions import ask_cancel, ask_expire
 from ask_mcp.team.auth import TOKEN_PREFIX, TOKENS, digest
 from ask_mcp.team.targets import TargetRefused, vet
+from ask_mcp.web import charts
 from ask_mcp.web.formfields import show_answer
 from ask_mcp.web.fragments import asked_by, person
 from ask_mcp.workers.relay import ChannelLayerUnavailable
@@ -187,6 +189,7 @@ class AskAdmin(AskModelAdmin):
         "time_left",
         "decided_by",
         "decided_at",
+        "token",
         "shown_answer",
         "shown_schema",
         "delivery",
@@ -197,6 +200,27 @@ class AskAdmin(AskModelAdmin):
         "call_id",
     )
     readonly_fields = fields
+    change_list_template = "admin/ask_mcp/ask/change_list.html"
+
+    def dashboard_view(self, request: HttpRequest) -> TemplateResponse:
+        """Charts of the last days' asks: per day by outcome, time to answer, rates per token."""
+        days = stats.daily()
+        median, p90 = stats.answer_times()
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "title": "Dashboard",
+            "days_count": stats.DAYS,
+            "total": sum(day.total for day in days),
+            "pending": Ask.objects.filter(status=Ask.Status.PENDING).count(),
+            "median": charts.seconds_text(median) if median is not None else None,
+            "p90": charts.seconds_text(p90) if p90 is not None else None,
+            "asks_chart": charts.asks_per_day(days),
+            "times_chart": charts.time_to_answer(days),
+            "rates_chart": charts.rates_per_token(stats.per_token()),
+            "waiting": stats.waiting_longest(),
+        }
+        return TemplateResponse(request, "admin/ask_mcp/dashboard.html", context)
 
     @admin.display(description="agent")
     def delivery(self, ask: Ask) -> str:
@@ -315,7 +339,12 @@ class AskAdmin(AskModelAdmin):
             )
             for verb in DECISIONS
         ]
-        return own + super().get_urls()
+        dashboard = path(
+            "dashboard/",
+            self.admin_site.admin_view(self.dashboard_view),
+            name="ask_mcp_ask_dashboard",
+        )
+        return [dashboard, *own, *super().get_urls()]
 
     def _decide_one(self, request: HttpRequest, object_id: str, verb: str) -> HttpResponse:
         """One ask's cancel or expire: a confirmation page, then the decision on POST."""

@@ -2,12 +2,14 @@
 
 One small check per setting, composed by :func:`check_ask_mcp_settings`, as Django's admin
 composes its `_check_<option>` methods; the shared `_must_be_*` helpers say what a value must
-be, naming the key, the value given and the fix. Knows the settings only through
-:mod:`ask_mcp.conf`, and the toolkits only through their registry.
+be, naming the key (and the `ASKSERVER_` variable when the environment set it), the value given
+and the fix. Knows the settings only through :mod:`ask_mcp.conf` and the environment only
+through :mod:`ask_mcp.ops.environment`, and the toolkits only through their registry.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any, Final
@@ -19,6 +21,7 @@ from django.core.checks import CheckMessage, Error, Warning, register
 from django.utils.module_loading import import_string
 
 from ask_mcp import conf
+from ask_mcp.ops import environment
 from ask_mcp.toolkits import ToolkitConfigError, build_toolkit
 
 Messages = list[CheckMessage]
@@ -73,6 +76,10 @@ def check_ask_mcp_settings(
         _check_inbox_has_a_layer,
         _check_channel_layer,
         _check_old_environment,
+        _check_environment_types,
+        _check_metrics,
+        _check_database_url,
+        _check_redis_url,
     ]
     return [message for check in checks for message in check()]
 
@@ -90,13 +97,19 @@ def _check_known_keys(configured: Mapping[str, Any]) -> Messages:
     ]
 
 
+def named(key: str) -> str:
+    """How a message names an ASK_MCP key: with its environment variable when that is set."""
+    var = environment.BY_NAME.get(environment.PREFIX + key)
+    if var is not None and environment.raw(var, os.environ) is not None:
+        return f"{var.name} (ASK_MCP['{key}'])"
+    return f"ASK_MCP['{key}']"
+
+
 def _must_be_positive_integer(key: str) -> Messages:
     value = conf.get(key)
     if not isinstance(value, bool) and isinstance(value, int) and value >= 1:
         return []
-    return [
-        Error(f"ASK_MCP['{key}'] must be a positive integer, got {value!r}.", id="ask_mcp.E003")
-    ]
+    return [Error(f"{named(key)} must be a positive integer, got {value!r}.", id="ask_mcp.E003")]
 
 
 def _must_be_positive_seconds(key: str) -> Messages:
@@ -105,7 +118,7 @@ def _must_be_positive_seconds(key: str) -> Messages:
         return []
     return [
         Error(
-            f"ASK_MCP['{key}'] must be a positive number of seconds, got {value!r}.",
+            f"{named(key)} must be a positive number of seconds, got {value!r}.",
             id="ask_mcp.E004",
         )
     ]
@@ -184,7 +197,7 @@ def _check_answer_retention_days() -> Messages:
         return []
     return [
         Error(
-            f"ASK_MCP['ANSWER_RETENTION_DAYS'] must be None or a positive number of days, "
+            f"{named('ANSWER_RETENTION_DAYS')} must be None or a positive number of days, "
             f"got {days!r}.",
             id="ask_mcp.E011",
         )
@@ -197,7 +210,7 @@ def _check_public_url() -> Messages:
         return []
     return [
         Error(
-            f"ASK_MCP['PUBLIC_URL'] must be an http(s) URL such as 'https://ask.example.com', "
+            f"{named('PUBLIC_URL')} must be an http(s) URL such as 'https://ask.example.com', "
             f"got {public_url!r}.",
             id="ask_mcp.E009",
         )
@@ -291,6 +304,84 @@ def _check_old_environment() -> Messages:
             id="ask_mcp.W003",
         )
         for old, new in conf.old_environment_in_use()
+    ]
+
+
+def _check_environment_types() -> Messages:
+    """One message per variable whose text is not of its type (its default applies meanwhile)."""
+    return [
+        Error(
+            f"The environment variable {problem}.",
+            hint=f"Fix or unset {name}; the README's settings table says what it takes.",
+            id="ask_mcp.E050",
+        )
+        for name, problem in environment.problems(os.environ).items()
+    ]
+
+
+METRICS_TOKEN_MIN: Final = 16
+"""Characters a metrics token needs at least: shorter ones are guessable in a night of tries."""
+
+
+def _check_metrics() -> Messages:
+    metrics, token = conf.get("METRICS"), conf.get("METRICS_TOKEN")
+    messages: Messages = []
+    if not isinstance(metrics, bool):
+        messages.append(
+            Error(f"{named('METRICS')} must be True or False, got {metrics!r}.", id="ask_mcp.E051")
+        )
+    if token is not None and not isinstance(token, str):
+        messages.append(Error(f"{named('METRICS_TOKEN')} must be a string.", id="ask_mcp.E052"))
+    elif metrics is True and (not token or len(token) < METRICS_TOKEN_MIN):
+        messages.append(
+            Error(
+                f"{named('METRICS')} is on but {named('METRICS_TOKEN')} is "
+                f"{'unset' if not token else 'shorter than 16 characters'}: /metrics would be "
+                "open to anyone.",
+                hint="Set ASKSERVER_METRICS_TOKEN to a long random string (python -c 'import "
+                "secrets; print(secrets.token_urlsafe(32))') and give it to Prometheus as its "
+                "bearer token.",
+                id="ask_mcp.E053",
+            )
+        )
+    return messages
+
+
+def _check_database_url() -> Messages:
+    var = environment.variable("DATABASE_URL")
+    found = environment.raw(var, os.environ)
+    if found is None:
+        return []
+    name, url = found
+    scheme = urlsplit(url).scheme
+    if scheme in environment.DATABASE_SCHEMES:
+        return []
+    return [
+        Error(
+            f"{name} must be a postgres:// URL, got scheme {scheme!r}; askserver is serving "
+            "SQLite meanwhile.",
+            hint="Use postgres://user:password@host:5432/name, or unset it for SQLite in "
+            "ASKSERVER_VAR_DIR.",
+            id="ask_mcp.E054",
+        )
+    ]
+
+
+def _check_redis_url() -> Messages:
+    var = environment.variable("REDIS_URL")
+    found = environment.raw(var, os.environ)
+    if found is None:
+        return []
+    name, url = found
+    scheme = urlsplit(url).scheme
+    if scheme in environment.REDIS_SCHEMES:
+        return []
+    return [
+        Error(
+            f"{name} must be a redis://, rediss:// or unix:// URL, got scheme {scheme!r}.",
+            hint="Use redis://host:6379/0.",
+            id="ask_mcp.E055",
+        )
     ]
 
 

@@ -49,6 +49,8 @@ DEFAULTS: Final[Mapping[str, Any]] = {
     "REMINDER_BEFORE_SECONDS": 300,
     "REACH_SECONDS": 5.0,
     "ALLOW_PRIVATE_WEBHOOKS": False,
+    "METRICS": False,
+    "METRICS_TOKEN": None,
 }
 """Every key of `settings.ASK_MCP`, with its default. The README's settings table mirrors this."""
 
@@ -123,6 +125,8 @@ class AskSettings:
     reminder_before_seconds: float | None
     reach_seconds: float
     allow_private_webhooks: bool
+    metrics: bool
+    metrics_token: str | None
 
 
 @functools.cache
@@ -149,6 +153,8 @@ def values() -> AskSettings:
         reminder_before_seconds=None if reminder is None else float(reminder),
         reach_seconds=float(get("REACH_SECONDS")),
         allow_private_webhooks=bool(get("ALLOW_PRIVATE_WEBHOOKS")),
+        metrics=bool(get("METRICS")),
+        metrics_token=get("METRICS_TOKEN") or None,
     )
 
 

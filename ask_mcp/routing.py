@@ -13,12 +13,21 @@ from typing import Any
 
 from django.urls import path
 
+from ask_mcp.transports.health import LIVE, READY
 from ask_mcp.transports.http import McpEndpoint
+from ask_mcp.transports.metrics import MetricsEndpoint
 from ask_mcp.web.consumers import LIVE_INBOX_PATH, InboxConsumer
 
 # Channels' URLRouter takes ASGI apps in Django's path(); django-stubs types it for views only.
-http_urlpatterns = [path("mcp", McpEndpoint(), name="mcp")]  # type: ignore[arg-type]
-"""The MCP endpoint at /mcp; in another project: `URLRouter([*http_urlpatterns, re_path("", django_app)])`."""
+http_urlpatterns = [
+    path("mcp", McpEndpoint(), name="mcp"),  # type: ignore[arg-type]
+    path("health/live", LIVE, name="health-live"),  # type: ignore[arg-type]
+    path("health/ready", READY, name="health-ready"),  # type: ignore[arg-type]
+    path("metrics", MetricsEndpoint(), name="metrics"),  # type: ignore[arg-type]
+]
+"""The MCP endpoint at /mcp, the health checks and /metrics (ASGI apps ahead of Django: no
+sign-in, no ALLOWED_HOSTS middleware); in another project:
+`URLRouter([*http_urlpatterns, re_path("", django_app)])`."""
 
 websocket_urlpatterns = [
     path(LIVE_INBOX_PATH.lstrip("/"), InboxConsumer.as_asgi()),

@@ -12,7 +12,9 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from typing import Any
+import time
+from collections.abc import Mapping
+from typing import Any, Final
 
 from channels.db import database_sync_to_async
 from django.conf import settings
@@ -21,9 +23,14 @@ from django.dispatch import receiver
 from django.utils.module_loading import import_string
 
 from ask_mcp import conf
+from ask_mcp.ops import metrics
+from ask_mcp.protocol.forms import ElicitResult
 from ask_mcp.reach.background import REACHER
 from ask_mcp.records.sweeper import SWEEPER, release_worker
 from ask_mcp.server.core import Server
+from ask_mcp.server.errors import QuestionNoLongerWaiting
+from ask_mcp.server.ports import AskRecords, QuestionObserver
+from ask_mcp.server.question import Question
 from ask_mcp.server.state import derive_key
 from ask_mcp.workers.relay import ChannelRelay
 from ask_mcp.workers.sessions import LegacySessions
@@ -99,7 +106,7 @@ def _identity(template: Server | None) -> dict[str, Any]:
             "elicitation_share": conf.values().elicitation_per_principal,
             "elicitation_ttl": conf.values().elicitation_ttl,
             "on_elicit": _hook("ON_ELICIT"),
-            "observer": _hook("OBSERVER"),
+            "observer": metered(_hook("OBSERVER")),
             "answer_url": _hook("ANSWER_URL"),
         }
     table = template.table
@@ -112,12 +119,75 @@ def _identity(template: Server | None) -> dict[str, Any]:
         "elicitation_share": table.share,
         "elicitation_ttl": table.ttl,
         "on_elicit": table.on_elicit or _hook("ON_ELICIT"),
-        "observer": table.observer or _hook("OBSERVER"),
+        "observer": metered(table.observer or _hook("OBSERVER")),
         "answer_url": table.answer_url or _hook("ANSWER_URL"),
     }
 
 
 logger = logging.getLogger("ask_mcp.runtime")
+
+
+class MeteredObserver:
+    """The configured observer, with every ask that ends counted in the metrics."""
+
+    def __init__(self, inner: QuestionObserver | None) -> None:
+        self.inner = inner
+
+    @property
+    def queued(self) -> int:
+        """The inner observer's queue (the recorder's writes not yet made), else 0."""
+        return int(getattr(self.inner, "queued", 0))
+
+    async def asked(self, question: Question) -> None:
+        if self.inner is not None:
+            await self.inner.asked(question)
+
+    def ended(self, question: Question, status: str, answer: Mapping[str, Any] | None) -> None:
+        metrics.ask_ended(question.route, status, time.time() - question.created_at)
+        if self.inner is not None:
+            self.inner.ended(question, status, answer)
+
+    async def flush(self) -> None:
+        flush = getattr(self.inner, "flush", None)
+        if flush is not None:
+            await flush()
+
+    # AskRecords, passed on (README, Nothing lost): wrapping must not cost the durable path.
+    async def decide(self, question: Question, reply: ElicitResult) -> ElicitResult:
+        if not isinstance(self.inner, AskRecords):
+            raise QuestionNoLongerWaiting
+        return await self.inner.decide(question, reply)
+
+    async def reattach(self, question: Question) -> None:
+        if not isinstance(self.inner, AskRecords):
+            raise QuestionNoLongerWaiting
+        await self.inner.reattach(question)
+
+
+def metered(observer: QuestionObserver | None) -> QuestionObserver | None:
+    """`observer` counted in the metrics when they are on; as it is otherwise."""
+    if not metrics.enabled() or isinstance(observer, MeteredObserver):
+        return observer
+    return MeteredObserver(observer)
+
+
+SAMPLE_SECONDS: Final = 5.0
+"""How often each worker writes its gauges for a scrape of another worker (multiprocess mode);
+Prometheus scrapes every 15 s by default, so a gauge is at most a third of that old."""
+
+
+def _watch_gauges() -> None:
+    """Point the per-worker gauges at this process's server (read when scraped or sampled)."""
+    metrics.watch("waiting", lambda: get_server().table.waiting)
+    metrics.watch("capacity", lambda: get_server().table.capacity)
+    metrics.watch("queue", lambda: getattr(get_server().table.observer, "queued", 0))
+
+
+async def _sample_forever() -> None:
+    while True:
+        metrics.sample()
+        await asyncio.sleep(SAMPLE_SECONDS)
+
 
 _started_in: asyncio.AbstractEventLoop | None = None
 """The event loop the background work was last started in."""
@@ -138,6 +208,12 @@ def start_background() -> None:
         return
     SWEEPER.ensure_running(relay, get_server().table.worker)
     REACHER.ensure_running()
+    if metrics.enabled():
+        _watch_gauges()
+        if metrics.MULTIPROCESS:
+            from ask_mcp.workers.loops import start_in_loop
+
+            start_in_loop(_sample_forever(), name="ask_mcp metrics sampler")
     _started_in = loop
 
 

@@ -9,6 +9,12 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "askserver.settings")
 django_asgi_app = get_asgi_application()
 
+from django.core.management.base import BaseCommand  # noqa: E402
+
+# The system checks at start-up, as manage.py's commands run them: under daphne or uvicorn too, a
+# setting or ASKSERVER_ variable that cannot work stops the server here, its message naming it.
+BaseCommand().check()
+
 from ask_mcp.routing import build_application  # noqa: E402  (needs the app registry)
 from ask_mcp.transports import shutdown  # noqa: E402
 from ask_mcp.transports.daphne import freeze_startup_objects, tune_daphne  # noqa: E402

@@ -1,7 +1,9 @@
 """Settings for askserver, the embedded default: SQLite and the in-memory channel layer.
 
-Environment variables switch the parts a team deployment changes; see the README's settings
-section. Nothing here holds logic.
+Every value a deployment changes comes from an `ASKSERVER_` environment variable, read and typed
+by :mod:`ask_mcp.ops.environment` (the README's settings table lists them); a value that cannot
+be read keeps its default here and fails the system checks, which name the variable. Nothing
+here holds logic.
 """
 
 from __future__ import annotations
@@ -10,14 +12,32 @@ import os
 import secrets
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from django.utils.csp import CSP
 
-from ask_mcp.conf import environ
+from ask_mcp.ops import environment
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-VAR_DIR = Path(os.environ.get("ASKSERVER_VAR_DIR", BASE_DIR / "var"))
+PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+def _env(name: str) -> Any:
+    return environment.get(name, os.environ)
+
+
+def _var_dir() -> Path:
+    """ASKSERVER_VAR_DIR; else var/ beside manage.py in a checkout, or the user's data folder."""
+    if chosen := _env("VAR_DIR"):
+        return Path(chosen).expanduser()
+    if (BASE_DIR / "manage.py").exists():
+        return BASE_DIR / "var"
+    data_home = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    return data_home / "askserver"
+
+
+VAR_DIR = _var_dir()
 
 
 SQLITE_DB = VAR_DIR / "db.sqlite3"
@@ -42,9 +62,9 @@ def _owner_only() -> None:
 
 
 def _secret_key() -> str:
-    """ASKSERVER_SECRET_KEY, or a key generated once and kept in var/secret_key (mode 0600)."""
-    if key := os.environ.get("ASKSERVER_SECRET_KEY"):
-        return key
+    """ASKSERVER_SECRET_KEY, or a key generated once and kept in VAR_DIR/secret_key (mode 0600)."""
+    if key := _env("SECRET_KEY"):
+        return str(key)
     path = VAR_DIR / "secret_key"
     if not path.exists():
         with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as file:
@@ -64,8 +84,8 @@ def _database(url: str | None) -> dict[str, object]:
             },
         }
     parts = urlsplit(url)
-    if parts.scheme not in ("postgres", "postgresql"):
-        raise ValueError(f"DATABASE_URL: only postgres:// URLs are supported, got {parts.scheme!r}")
+    if parts.scheme not in environment.DATABASE_SCHEMES:
+        return _database(None)  # the system check ask_mcp.E052 names the variable and the fix
     return {
         "ENGINE": "django.db.backends.postgresql",
         "NAME": unquote(parts.path.lstrip("/")),
@@ -110,11 +130,9 @@ def _mailers(url: str) -> dict[str, dict[str, object]]:
 
 _owner_only()
 SECRET_KEY = _secret_key()
-SECRET_KEY_FALLBACKS = [
-    k for k in os.environ.get("ASKSERVER_SECRET_KEY_FALLBACKS", "").split(",") if k
-]
-DEBUG = os.environ.get("ASKSERVER_DEBUG", "") == "1"
-ALLOWED_HOSTS = os.environ.get("ASKSERVER_ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]").split(",")
+SECRET_KEY_FALLBACKS: list[str] = _env("SECRET_KEY_FALLBACKS")
+DEBUG: bool = _env("DEBUG")
+ALLOWED_HOSTS: list[str] = _env("ALLOWED_HOSTS")
 
 INSTALLED_APPS = [
     "daphne",
@@ -152,10 +170,8 @@ AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
-AXES_FAILURE_LIMIT = int(os.environ.get("ASKSERVER_LOGIN_FAILURE_LIMIT", "10"))
-AXES_COOLOFF_TIME = timedelta(
-    minutes=float(os.environ.get("ASKSERVER_LOGIN_COOLOFF_MINUTES", "15"))
-)
+AXES_FAILURE_LIMIT = int(_env("LOGIN_FAILURE_LIMIT"))
+AXES_COOLOFF_TIME = timedelta(minutes=float(_env("LOGIN_COOLOFF_MINUTES")))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 
@@ -165,7 +181,7 @@ ASGI_APPLICATION = "askserver.asgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
+        "DIRS": [PACKAGE_DIR / "templates"],  # inside the package: the wheel carries them
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -177,15 +193,15 @@ TEMPLATES = [
     },
 ]
 
-DATABASES = {"default": _database(os.environ.get("DATABASE_URL"))}
+DATABASES = {"default": _database(_env("DATABASE_URL"))}
 
-if redis_url := environ("ASKSERVER_REDIS_URL"):
+if redis_url := _env("REDIS_URL"):
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
             "CONFIG": {
                 "hosts": [redis_url],
-                "prefix": environ("ASKSERVER_REDIS_PREFIX", "askmcp"),
+                "prefix": _env("REDIS_PREFIX"),
                 "expiry": 60,
                 "capacity": 1000,
             },
@@ -213,10 +229,20 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+        "json": {"()": "ask_mcp.ops.logs.JsonFormatter"},
+    },
+    "filters": {"secrets": {"()": "ask_mcp.ops.logs.SecretsFilter"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": _env("LOG_FORMAT"),
+            "filters": ["secrets"],
+        }
+    },
     "root": {"handlers": ["console"], "level": "WARNING"},
-    "loggers": {"ask_mcp": {"level": environ("ASKSERVER_LOG_LEVEL", "INFO")}},
+    "loggers": {"ask_mcp": {"level": _env("LOG_LEVEL")}},
 }
 
 # Django's own CSP: scripts, styles and connections from this site only, no inline script or
@@ -239,15 +265,17 @@ LOGIN_REDIRECT_URL = "ask_mcp:inbox"
 LOGOUT_REDIRECT_URL = "login"
 
 # Mail through Django's SMTP backend when ASKSERVER_EMAIL_URL is set (README, Reaching people).
-EMAIL_URL = environ("ASKSERVER_EMAIL_URL")
+EMAIL_URL = _env("EMAIL_URL")
 if EMAIL_URL:
     MAILERS = _mailers(EMAIL_URL)
-if email_from := environ("ASKSERVER_EMAIL_FROM"):
+if email_from := _env("EMAIL_FROM"):
     DEFAULT_FROM_EMAIL = email_from
 
 # Questions for clients that cannot show forms go to the browser inbox; every ask is recorded.
+# Any ASK_MCP key can be set from its ASKSERVER_ variable (ASKSERVER_ELICITATION_CAPACITY=128).
 ASK_MCP: dict[str, object] = {
     "ON_ELICIT": "ask_mcp.web.elicit.on_elicit",
     "OBSERVER": "ask_mcp.records.recorder.recorder",
     "EMAIL": bool(EMAIL_URL),
+    **environment.ask_mcp_overrides(os.environ),
 }

@@ -12,6 +12,7 @@ as a table and to bench/results/<suite>-<time>.json.
     python -m bench.run held            # 1,000 held browser-fallback calls at once, all answered
     python -m bench.run soak            # 20 minutes at a steady rate: memory and open files flat
     python -m bench.run durability      # 1,000 asks across the routes, SIGKILL, restart: 0 lost
+    python -m bench.run ops             # throughput with metrics and logs off, default, and all on
 """
 
 from __future__ import annotations
@@ -271,6 +272,75 @@ def throughput(seconds: float, rounds: int) -> dict[str, Any]:
     return rows
 
 
+OPS_VARIANTS: dict[str, dict[str, str]] = {
+    "off (WARNING, no metrics)": {"ASKSERVER_LOG_LEVEL": "WARNING"},
+    "request lines (INFO, plain)": {"ASKSERVER_LOG_LEVEL": "INFO"},
+    "metrics + JSON request lines": {
+        "ASKSERVER_LOG_LEVEL": "INFO",
+        "ASKSERVER_LOG_FORMAT": "json",
+        "ASKSERVER_METRICS": "1",
+        "ASKSERVER_METRICS_TOKEN": "bench-metrics-token-0123456789",
+    },
+}
+"""The operations suite's variants: what the throughput suite measures (the request log line
+below its level, metrics off), the shipped default (a plain line per request), and everything on."""
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time a process has used (what contention on the machine cannot inflate)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def ops(seconds: float, rounds: int) -> dict[str, Any]:
+    """MRTR throughput of one askserver with metrics and request logs off, default and on.
+
+    Every variant serves at once and they take turns under the load, round after round, so a
+    slow spell on the shared machine falls on all alike; each figure is the median round.
+    """
+    rows: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
+        product = Askserver(Path(tmp))
+        urls: dict[str, tuple[str, int]] = {}
+        for server in ("daphne", "uvicorn"):
+            for variant, overrides in OPS_VARIANTS.items():
+                port = free_port()
+                env = {**product.env, **overrides}
+                process = stack.enter_context(serving(product.command(server, port), env, port))
+                urls[f"{server}: {variant}"] = (f"http://127.0.0.1:{port}/mcp", process.pid)
+        runs: dict[str, list[dict[str, Any]]] = {name: [] for name in urls}
+        for _ in range(rounds):
+            for name, (url, pid) in urls.items():
+                before = cpu_seconds(pid)
+                result = load(url, concurrency=16, seconds=seconds, token=product.token)
+                result["cpu_us_per_call"] = round(
+                    (cpu_seconds(pid) - before) / max(1, result["calls"]) * 1e6, 1
+                )
+                runs[name].append(result)
+        for name, results in runs.items():
+            cpu = sorted(r["cpu_us_per_call"] for r in results)
+            rows[name] = {"c16": _median_run(results), "cpu_us_per_call": cpu[len(cpu) // 2]}
+            rows[name]["cpu_rounds"] = [r["cpu_us_per_call"] for r in results]
+    for server in ("daphne", "uvicorn"):
+        base = rows[f"{server}: off (WARNING, no metrics)"]["c16"]["calls_per_s"]
+        base_cpu = rows[f"{server}: off (WARNING, no metrics)"]["cpu_us_per_call"]
+        for name, row in rows.items():
+            if name.startswith(server):
+                row["ratio_to_off"] = round(row["c16"]["calls_per_s"] / base, 3)
+                row["cpu_ratio_to_off"] = round(row["cpu_us_per_call"] / base_cpu, 3)
+    return rows
+
+
+def print_ops(rows: dict[str, Any]) -> None:
+    print(f"{'server: variant':40} {'calls/s':>8} {'x off':>6} {'CPU us/call':>12} {'x off':>6}")
+    for name, row in rows.items():
+        print(
+            f"{name:40} {row['c16']['calls_per_s']:>8} {row['ratio_to_off']:>6} "
+            f"{row['cpu_us_per_call']:>12} {row['cpu_ratio_to_off']:>6}  "
+            f"calls/s {row['c16']['rounds']}, CPU {row['cpu_rounds']}"
+        )
+
+
 def print_throughput(rows: dict[str, Any]) -> None:
     print(
         f"{'server':36} {'calls/s c4':>11} {'xSDK':>6} {'p50 ms':>8} {'p99 ms':>8} "
@@ -526,7 +596,7 @@ def main() -> None:
     )
     parser.add_argument(
         "suite",
-        choices=["throughput", "memory", "resume", "held", "soak", "durability", "inbox"],
+        choices=["throughput", "memory", "resume", "held", "soak", "durability", "inbox", "ops"],
     )
     parser.add_argument("--seconds", type=float, default=8.0, help="each load window")
     parser.add_argument("--rounds", type=int, default=3, help="throughput: turns per server")
@@ -544,6 +614,9 @@ def main() -> None:
     if args.suite == "throughput":
         results: Any = throughput(args.seconds, args.rounds)
         print_throughput(results)
+    elif args.suite == "ops":
+        results = ops(args.seconds, args.rounds)
+        print_ops(results)
     elif args.suite == "memory":
         results = memory(args.parked, args.cycles)
         print(json.dumps(results, indent=2))

@@ -13,19 +13,31 @@ from django.test import override_settings
 
 from ask_mcp import conf, runtime
 from ask_mcp.checks import check_ask_mcp_settings as run_checks
+from ask_mcp.ops import environment
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
-def test_the_readme_settings_table_lists_every_key_with_its_default() -> None:
-    rows = re.findall(r"^\| `([A-Z_]+)` \| (.+?) \|", README.read_text(), re.MULTILINE)
-    documented = {key: default for key, default in rows if key in conf.DEFAULTS or key.isupper()}
-    assert list(documented) == list(conf.DEFAULTS)
-    for key, default in documented.items():
-        value = conf.DEFAULTS[key]
-        if isinstance(value, str) and len(value) > 20:
-            continue  # described in words
-        assert default.strip("`") == repr(value).replace("'", '"'), key
+def test_the_readme_settings_table_lists_every_variable_once_with_its_default() -> None:
+    rows = re.findall(
+        r"^\| `(ASKSERVER_[A-Z_]+)` \| (`[A-Z_]+`|—) \| (.+?) \|", README.read_text(), re.MULTILINE
+    )
+    assert [name for name, _, _ in rows] == [var.name for var in environment.VARIABLES]
+    for (name, key, default), var in zip(rows, environment.VARIABLES, strict=True):
+        assert key.strip("`") == (var.key or "—"), name
+        if var.default_text is None:
+            assert default.strip("`") in (var.shown_default(), "empty"), name
+        else:
+            assert default == var.default_text, name
+
+
+def test_every_ask_mcp_key_has_its_variable() -> None:
+    keys = [var.key for var in environment.VARIABLES if var.key]
+    assert keys == list(conf.DEFAULTS)
+    assert {var.name: var.also for var in environment.VARIABLES if var.also} == {
+        "ASKSERVER_DATABASE_URL": ("DATABASE_URL",),
+        **{new: (old,) for old, new in conf.RENAMED_ENVIRONMENT.items()},
+    }
 
 
 @pytest.mark.parametrize(

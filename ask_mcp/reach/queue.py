@@ -18,6 +18,7 @@ import smtplib
 import uuid
 from dataclasses import dataclass
 from typing import Final
+from urllib.parse import urlsplit
 
 from channels.db import database_sync_to_async
 from django.db import connection, transaction
@@ -27,6 +28,7 @@ from django.utils import timezone
 
 from ask_mcp import conf
 from ask_mcp.models import Ask, Delivery
+from ask_mcp.ops import metrics
 from ask_mcp.reach import mail
 from ask_mcp.team import notify, targets
 
@@ -157,11 +159,16 @@ def record(delivery: Delivery, outcome: Outcome, now: dt.datetime) -> str:
         state=state, **fields
     )
     if state in (State.RETRYING, State.FAILED):
+        metrics.notification_failed(delivery.channel)
+        # Only a webhook's host: a chat webhook's path is its secret (hooks.slack.com/services/…).
+        where = delivery.address
+        if "://" in where:
+            where = urlsplit(where).netloc.rpartition("@")[2]
         logger.warning(
             "%s delivery %s to %s, try %d: %s",
             delivery.channel,
             delivery.pk,
-            delivery.address,
+            where,
             delivery.attempts,
             outcome.error,
         )

@@ -30,13 +30,14 @@ from typing import Any, Final
 from django.db import connection
 
 from ask_mcp.models import Ask, storable
+from ask_mcp.ops import metrics
 from ask_mcp.protocol.forms import ElicitResult, read_elicit_result
 from ask_mcp.records import durable, sql
 from ask_mcp.records.events import ENDED, announce
 from ask_mcp.records.sql import TRANSIENT, Close
 from ask_mcp.server.errors import ToolError
 from ask_mcp.server.question import Question
-from ask_mcp.team.auth import team_id_of, user_id_of
+from ask_mcp.team.auth import CALLING_TOKEN, team_id_of, user_id_of
 from ask_mcp.workers.loops import alive_here, start_in_loop
 
 logger = logging.getLogger("ask_mcp.records.recorder")
@@ -202,6 +203,7 @@ class AskRecorder:
             "principal": question.principal or "",
             "asked_by_id": user_id_of(question.principal),
             "team_id": team_id_of(question.team),
+            "token_id": CALLING_TOKEN.get(),
             "route": question.route,
             "status": Ask.Status.PENDING,
             "answer": None,
@@ -280,6 +282,7 @@ class AskRecorder:
             ended = await loop.run_in_executor(self._executor, sql.write, sql.plan(inserts, closes))
             return _Written(ended, [], None, 0)
         except TRANSIENT as exc:
+            metrics.recorder_failed()
             logger.warning(
                 "could not record %d ask change(s) (attempt %d); keeping them to retry: %s",
                 len(changes),
@@ -289,6 +292,7 @@ class AskRecorder:
             return _Written([], changes, exc, failures + 1)
         except Exception:
             # Some row the database will never take: write one at a time, losing only it.
+            metrics.recorder_failed()
             logger.exception("could not record a batch of ask changes; writing them singly")
             ended, held, problem = await loop.run_in_executor(self._executor, write_singly, changes)
             return _Written(ended, held, problem, failures + 1 if held else 0)

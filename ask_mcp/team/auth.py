@@ -11,6 +11,7 @@ import hashlib
 import ipaddress
 import secrets
 import time
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -42,6 +43,12 @@ class Caller:
     team_id: int | None
     token_label: str = ""
     """The token as people know it: its name and its first characters ("deploy-bot (amcp_Ab12…)")."""
+
+
+CALLING_TOKEN: Final[ContextVar[int | None]] = ContextVar("ask_mcp_calling_token", default=None)
+"""The id of the token the current request came with. The endpoint sets it for each request;
+the tasks a call starts inherit it, so the recorder stamps each ask with its token (the
+admin dashboard's rates per token) without the engine carrying credentials."""
 
 
 class Unauthorized(Exception):

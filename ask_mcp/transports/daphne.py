@@ -21,6 +21,8 @@ lacks: a body over the limit refused before it is read (declared) or as it passe
 (chunked), a deadline for headers, and a cap on connections per client address. It changes
 nothing under uvicorn or any other server, and does nothing when daphne is not loaded
 (importing daphne's server would install its reactor).
+With ASKSERVER_LOG_FORMAT=json it also sends daphne's own access log (`--access-log`, or
+verbosity 1) through logging, as `daphne.access` records, so every line of the process is JSON.
 
 :func:`freeze_startup_objects` keeps the garbage collector's full passes off the objects every
 process builds at startup, under any server.
@@ -93,7 +95,40 @@ def tune_daphne() -> bool:
     # daphne looks both names up when it builds its factory and each connection's protocol.
     http_protocol.WebRequest = WebRequest
     server.HTTPFactory = HTTPFactory
+    from ask_mcp.ops import environment
+
+    if environment.get("LOG_FORMAT", os.environ) == "json":
+        _access_log_through_logging()
     return True
+
+
+def _access_log_through_logging() -> None:
+    """daphne's access lines as `daphne.access` log records (then formatted like every other)."""
+    from daphne import access
+
+    access_logger = logging.getLogger("daphne.access")
+    access_logger.setLevel(logging.INFO)
+
+    def write_entry(
+        self: Any,
+        host: str,
+        date: Any,
+        request: str,
+        status: int | None = None,
+        length: int | None = None,
+        ident: str | None = None,
+        user: str | None = None,
+    ) -> None:
+        access_logger.info(
+            '%s "%s" %s %s',
+            host,
+            request,
+            status or "-",
+            length or "-",
+            extra={"client": host, "request": request, "status": status, "bytes": length},
+        )
+
+    access.AccessLogGenerator.write_entry = write_entry
 
 
 def freeze_startup_objects() -> None:

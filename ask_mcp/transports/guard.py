@@ -67,7 +67,7 @@ def too_large_response(path: bytes, limit: int, setting: str) -> bytes:
     """The whole `413` response: the endpoint's JSON-RPC error for /mcp, plain text elsewhere."""
     if path.split(b"?", 1)[0] == MCP_PATH:
         from ask_mcp.protocol.jsonrpc import encode, error_message
-        from ask_mcp.transports.http import _too_large
+        from ask_mcp.transports.admission import _too_large
 
         body = encode(error_message(None, _too_large(limit).error))
         kind = b"application/json"

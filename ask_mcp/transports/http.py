@@ -13,12 +13,6 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import TYPE_CHECKING, Any, Final
-from urllib.parse import urlsplit
-
-from django.conf import settings
-from django.core.signals import setting_changed
-from django.dispatch import receiver
-from django.http.request import split_domain_port, validate_host
 
 from ask_mcp import conf, runtime
 from ask_mcp.protocol import mcp, sse
@@ -38,7 +32,23 @@ from ask_mcp.protocol.jsonrpc import (
 )
 from ask_mcp.server.core import Server
 from ask_mcp.server.legacy import LegacySession
-from ask_mcp.team.auth import Caller, Unauthorized, authenticate, caller_credential, caller_team
+from ask_mcp.team.auth import (
+    CALLING_TOKEN,
+    Caller,
+    Unauthorized,
+    authenticate,
+    caller_credential,
+    caller_team,
+)
+from ask_mcp.transports.admission import (
+    HttpProblem,
+    accepted,
+    check_host,
+    check_origin,
+    read_body,
+    read_headers,
+)
+from ask_mcp.transports.exchanges import Exchange
 
 if TYPE_CHECKING:
     from ask_mcp.workers.sessions import LegacySessions
@@ -56,31 +66,21 @@ _SSE_HEADERS: Final = [
     (b"cache-control", b"no-cache, no-transform"),
     (b"x-accel-buffering", b"no"),
 ]
-_LOOPBACK_DEBUG_HOSTS: Final = [".localhost", "127.0.0.1", "[::1]"]
 WATCH_AFTER_SECONDS: Final = 0.05
 """A request still running after this long gets its connection watched (disconnect cancels)."""
-
-
-class HttpProblem(Exception):
-    """A request refused at the HTTP level, before any JSON-RPC processing."""
-
-    def __init__(self, status: int, message: str, headers: list[tuple[bytes, bytes]] | None = None):
-        super().__init__(message)
-        self.status = status
-        self.error = JsonRpcError(INVALID_REQUEST, message)
-        self.headers = headers or []
 
 
 class HttpStream:
     """The response of one request: JSON by default, switched to SSE on the first notification."""
 
-    __slots__ = ("_send", "allows_sse", "closed", "started")
+    __slots__ = ("_send", "allows_sse", "closed", "exchange", "started")
 
-    def __init__(self, send: Send, *, allows_sse: bool) -> None:
+    def __init__(self, send: Send, *, allows_sse: bool, exchange: Exchange | None = None) -> None:
         self._send = send
         self.allows_sse = allows_sse
         self.started = False
         self.closed = False
+        self.exchange = exchange
 
     async def _start(self) -> None:
         self.started = True
@@ -113,6 +113,8 @@ class HttpStream:
 
     async def finish(self, reply: dict[str, Any], status: int = 200) -> None:
         self.closed = True
+        if self.exchange is not None:
+            self.exchange.reply = reply
         body = encode(reply)
         if self.started:
             await self._send(
@@ -142,98 +144,6 @@ async def send_json(
 async def send_empty(send: Send, status: int) -> None:
     await send({"type": "http.response.start", "status": status, "headers": []})
     await send({"type": "http.response.body", "body": b""})
-
-
-def read_headers(scope: Scope) -> tuple[dict[str, str], list[str]]:
-    """Header values by lower-case name (outer whitespace stripped), and every name as sent."""
-    values: dict[str, str] = {}
-    names: list[str] = []
-    for raw_name, raw_value in scope["headers"]:
-        name = raw_name.decode("latin-1").lower()
-        names.append(name)
-        values[name] = raw_value.decode("latin-1").strip(" \t")
-    return values, names
-
-
-_hosts_seen: dict[str, bool] = {}
-"""Host header values already checked against ALLOWED_HOSTS (a client sends the same one)."""
-
-
-@receiver(setting_changed)
-def _forget_hosts(*, setting: str, **_: object) -> None:
-    if setting in ("ALLOWED_HOSTS", "DEBUG"):
-        _hosts_seen.clear()
-
-
-def check_host(headers: dict[str, str]) -> None:
-    host = headers.get("host", "")
-    allowed = _hosts_seen.get(host)
-    if allowed is None:
-        domain, _port = split_domain_port(host)
-        patterns = list(settings.ALLOWED_HOSTS)
-        if settings.DEBUG and not patterns:
-            patterns = _LOOPBACK_DEBUG_HOSTS
-        allowed = bool(domain) and validate_host(domain, patterns)
-        if len(_hosts_seen) >= 1000:
-            _hosts_seen.clear()  # bounded under a flood of made-up hosts
-        _hosts_seen[host] = allowed
-    if not allowed:
-        raise HttpProblem(403, f"Forbidden: Host {host!r} is not in ALLOWED_HOSTS")
-
-
-def check_origin(headers: dict[str, str]) -> None:
-    """Refuse cross-site requests (DNS rebinding, drive-by pages); same-origin ones pass."""
-    origin = headers.get("origin")
-    if origin is None:
-        return
-    if origin in conf.values().allowed_origins:
-        return
-    parts = urlsplit(origin)
-    if parts.scheme in ("http", "https") and parts.netloc == headers.get("host"):
-        return
-    raise HttpProblem(
-        403,
-        f"Forbidden: Origin {origin!r} is not allowed; add it to ASK_MCP['ALLOWED_ORIGINS'] to "
-        "let pages from it call this server",
-    )
-
-
-def accepted(headers: dict[str, str]) -> tuple[bool, bool]:
-    """Whether the client accepts a JSON reply and an SSE reply."""
-    accept = headers.get("accept")
-    if accept is None:
-        return True, True
-    types = {part.split(";", 1)[0].strip().lower() for part in accept.split(",")}
-    anything = "*/*" in types
-    json_ok = anything or "application/json" in types or "application/*" in types
-    sse_ok = anything or "text/event-stream" in types or "text/*" in types
-    return json_ok, sse_ok
-
-
-async def read_body(receive: Receive, headers: dict[str, str], limit: int) -> bytes:
-    """The request body, refusing it as soon as it is known to pass `limit` bytes."""
-    declared = headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise _too_large(limit)
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            raise asyncio.CancelledError
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            raise _too_large(limit)
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            return b"".join(chunks)
-
-
-def _too_large(limit: int) -> HttpProblem:
-    return HttpProblem(
-        413, f"Payload Too Large: the body exceeds {limit} bytes (ASK_MCP['MAX_BODY_BYTES'])"
-    )
 
 
 async def wait_for_disconnect(receive: Receive) -> None:
@@ -272,6 +182,22 @@ class McpEndpoint:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             raise ValueError(f"McpEndpoint serves HTTP only, not {scope['type']!r}")
+        exchange = scope["ask_mcp.exchange"] = Exchange(scope["method"])
+
+        async def sending(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                exchange.status = message["status"]
+            await send(message)
+
+        try:
+            await self._serve(scope, receive, sending, exchange)
+        finally:
+            exchange.finish()
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send, exchange: Exchange) -> None:
+        """One request, its method, tool and caller noted on `exchange` as they are read."""
+        # long: the HTTP-level checks in the order the README's error ladder lists them, in one
+        # try so each refusal is answered the same way; splitting them would hide that order.
         headers, names = read_headers(scope)
         session_id = headers.get(mcp.HEADER_SESSION_ID)
         declared = declared_era(headers.get(mcp.HEADER_PROTOCOL_VERSION), session_id)
@@ -291,6 +217,9 @@ class McpEndpoint:
                 raise HttpProblem(
                     401, f"Unauthorized: {exc}", [(b"www-authenticate", exc.challenge)]
                 ) from exc
+            if caller is not None:
+                exchange.principal = caller.principal
+                CALLING_TOKEN.set(caller.token_id)
             if method in ("GET", "DELETE") and declared == LEGACY:
                 await self._legacy_without_body(method, headers, session_id, caller, receive, send)
                 return
@@ -322,6 +251,10 @@ class McpEndpoint:
         except MessageError as exc:
             await send_json(send, 400, encode(error_message(exc.request_id, exc.error)))
             return
+        if isinstance(message, Request):
+            exchange.read(message.method, message.params)
+        else:
+            exchange.method = "response"
         if era_of(message, declared) == MODERN:
             await self._modern(scope, message, headers, names, caller, sse_ok, receive, send)
         else:
@@ -351,7 +284,7 @@ class McpEndpoint:
         if message.is_notification:
             await send_empty(send, 202)
             return
-        stream = HttpStream(send, allows_sse=sse_ok)
+        stream = HttpStream(send, allows_sse=sse_ok, exchange=scope.get("ask_mcp.exchange"))
         # Started eagerly: the request runs at once, up to its first real wait, rather than on
         # the loop's next turn (a request that needs no wait never goes through the loop).
         handling = asyncio.Task(
@@ -420,7 +353,7 @@ class McpEndpoint:
                 await sessions.cancel(session.id, message.params.get("requestId"))
             await send_empty(send, 202)
             return
-        stream = HttpStream(send, allows_sse=sse_ok)
+        stream = HttpStream(send, allows_sse=sse_ok, exchange=scope.get("ask_mcp.exchange"))
         await self._in_session(message, session, stream, _base_url(scope, headers), receive)
 
     async def _in_session(

@@ -116,10 +116,12 @@ class LiveServers:
         db: Path | None = None,
         server: str = "daphne",
         port: int = 0,
+        access_log: bool = True,
     ) -> LiveServer:
         """Start a server; with `db`, on that database (a restart), else on a fresh copy.
 
-        `server` is daphne (the default, as `make run`) or uvicorn (`make run SERVER=uvicorn`).
+        `server` is daphne (the default, as `make run`) or uvicorn (`make run SERVER=uvicorn`);
+        without `access_log` its log holds only what the application logs (the log tests).
         With `port`, on that port (a restart where clients keep their URL, as `make run` again).
         """
         index = len(list(self.workdir.glob("server-*.log")))
@@ -138,7 +140,7 @@ class LiveServers:
         with open(log_path, "wb") as log:
             fd = str(listener.fileno())
             command = {
-                "daphne": [str(DAPHNE), "--fd", fd, "--access-log", "-"],
+                "daphne": [str(DAPHNE), "--fd", fd, *(["--access-log", "-"] if access_log else [])],
                 "uvicorn": [str(UVICORN), "--fd", fd, "--log-level", "info"],
             }[server]
             process = subprocess.Popen(

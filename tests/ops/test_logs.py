@@ -1,0 +1,55 @@
+"""The log formats: one JSON object per record, and the filter masking what must never be logged."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+from ask_mcp.ops.logs import MASKED, JsonFormatter, SecretsFilter, mask
+
+
+def _record(message: str, *args: object, **extra: object) -> logging.LogRecord:
+    record = logging.LogRecord("ask_mcp.test", logging.INFO, __file__, 1, message, args, None)
+    for name, value in extra.items():
+        setattr(record, name, value)
+    return record
+
+
+def test_a_json_line_holds_the_message_and_the_extra_fields() -> None:
+    line = JsonFormatter().format(
+        _record("%s done", "tools/call", method="tools/call", duration_ms=1.5)
+    )
+    entry = json.loads(line)
+    assert "\n" not in line
+    assert entry["message"] == "tools/call done"
+    assert entry["logger"] == "ask_mcp.test" and entry["level"] == "INFO"
+    assert entry["method"] == "tools/call" and entry["duration_ms"] == 1.5
+
+
+def test_a_traceback_stays_inside_its_one_line() -> None:
+    try:
+        raise ValueError("boom")
+    except ValueError:
+        import sys
+
+        record = _record("failed")
+        record.exc_info = sys.exc_info()
+    line = JsonFormatter().format(record)
+    assert len(line.splitlines()) == 1
+    assert "ValueError: boom" in json.loads(line)["traceback"]
+
+
+def test_tokens_and_sealed_states_are_masked_wherever_they_slip_in() -> None:
+    token = "askmcp_" + "A1b2" * 11
+    state = "x" * 60 + "." + "y" * 43
+    text = f"header was 'Authorization: Bearer {token}' and state {state}"
+    masked = mask(text)
+    assert token not in masked and state not in masked
+    assert masked.count(MASKED) >= 2
+    record = _record("retry with %s failed", state)
+    assert SecretsFilter().filter(record)
+    assert state not in record.getMessage()
+    assert (
+        mask("tools/call user_ask by user:1: ok in 2.0 ms")
+        == "tools/call user_ask by user:1: ok in 2.0 ms"
+    )
