@@ -150,6 +150,7 @@ class AskDeliveryInline(AskDeliveryInlineBase):
     fields = DELIVERY_FIELDS
     readonly_fields = fields
     verbose_name_plural = "notifications (mail, webhooks)"
+    template = "admin/ask_mcp/ask/deliveries_inline.html"
 
 
 @admin.register(Ask)

@@ -10,8 +10,6 @@ from django.conf import settings
 from django.contrib.auth.models import Group
 from django.db import models
 
-from ask_mcp.models import Ask, Webhook
-
 
 class ReachPreference(models.Model):
     """How one person wants to be told of asks: their choices on the inbox's settings page.
@@ -89,7 +87,7 @@ class AskReach(models.Model):
     """
 
     ask = models.OneToOneField(
-        Ask, on_delete=models.CASCADE, primary_key=True, related_name="reach"
+        "ask_mcp.Ask", on_delete=models.CASCADE, primary_key=True, related_name="reach"
     )
     link_base = models.CharField(
         max_length=300,
@@ -146,7 +144,7 @@ class Delivery(models.Model):
         FAILED = "failed"
         SKIPPED = "skipped", "not sent (the ask had ended)"
 
-    ask = models.ForeignKey(Ask, on_delete=models.CASCADE, related_name="deliveries")
+    ask = models.ForeignKey("ask_mcp.Ask", on_delete=models.CASCADE, related_name="deliveries")
     purpose = models.CharField(max_length=16, choices=Purpose.choices)
     channel = models.CharField(max_length=16, choices=Channel.choices)
     recipient = models.ForeignKey(
@@ -157,7 +155,11 @@ class Delivery(models.Model):
         related_name="ask_deliveries",
     )
     webhook = models.ForeignKey(
-        Webhook, on_delete=models.SET_NULL, null=True, blank=True, related_name="ask_deliveries"
+        "ask_mcp.Webhook",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="ask_deliveries",
     )
     address = models.CharField(max_length=500, help_text="The email address or URL it went to.")
     key = models.CharField(max_length=200, unique=True, editable=False)

@@ -387,14 +387,17 @@ async def test_a_client_that_leaves_is_shown_then_withdrawn_after_the_grace_wind
     await plain.goto(path)
     await plain.get_by_label("answer").fill("too late")
 
-    typed = card(inbox, message).get_by_label("answer")
+    shown = await open_card(inbox, message)
+    typed = shown.get_by_label("answer")
     await typed.fill("a draft")
     call.cancel()  # the client closes its stream
     with pytest.raises(asyncio.CancelledError):
         await call
-    await expect(card(inbox, message).get_by_text("No agent is waiting right now")).to_be_visible()
+    await expect(shown.get_by_text("No agent is waiting right now")).to_be_visible()
     await expect(typed).to_have_value("a draft")  # redrawn live without touching the form
-    await expect(card(inbox, message)).to_have_count(0)  # withdrawn by the sweeper, live
+    # Withdrawn by the sweeper, live: the card says so and keeps the draft to copy.
+    await expect(shown.locator('.ask-status[data-ended="withdrawn"]')).to_be_visible()
+    await expect(typed).to_have_value("a draft")
 
     await plain.get_by_role("button", name="Send answer").click()
     await expect(plain.get_by_text("Your reply was not sent.")).to_be_visible()
