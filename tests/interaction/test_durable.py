@@ -218,8 +218,8 @@ async def test_an_answer_given_while_no_agent_waits_is_collected_by_the_next_cal
                 calls.call_body("user_ask", {"message": message}, forms=False),
             )
             assert status == 200 and calls.text(again) == '{"answer":"yes, after lunch"}'
+            rows = await calls.records(http, durable.mcp_url)  # the recorder has written it
             shown = await person.client.get(f"/asks/{uuid.UUID(call.ask_id)}/")
-        rows = await calls.records(http, durable.mcp_url)
     assert "The agent has this answer." in page_text(shown.text)
     assert "delivered" in page_text(shown.text).lower()
     assert len([row for row in rows.values() if row["message"] == message]) == 1
