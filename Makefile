@@ -19,7 +19,7 @@ help:
 	@echo "make run          serve askserver on http://$(HOST):$(PORT) (PORT=..., HOST=..., SERVER=daphne|uvicorn)"
 	@echo "make test         lint, type-check, the whole test suite and the conformance suite"
 	@echo "make conformance  the official MCP conformance suite, both eras (installs Node 22 once)"
-	@echo "make bench        throughput, latency and memory against the official SDK (two CPUs)"
+	@echo "make bench        throughput, latency, memory and durability (two CPUs)"
 	@echo "make soak         20 minutes of asks at a steady rate: memory and open files stay flat"
 
 $(STAMP): pyproject.toml
@@ -78,6 +78,7 @@ bench: $(STAMP) $(SDK_VENV)/.installed-stamp
 	$(PY) -m bench.run throughput
 	$(PY) -m bench.run memory
 	$(PY) -m bench.run resume
+	$(PY) -m bench.run durability
 	$(PY) -m bench.run held
 
 soak: $(STAMP)
