@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any, get_args
 
@@ -103,8 +104,22 @@ def headers_for(body: dict[str, Any]) -> dict[str, str]:
         params = {}
     name = params.get("uri") if body.get("method") == "resources/read" else params.get("name")
     if isinstance(name, str):
-        headers["mcp-name"] = name
+        headers["mcp-name"] = header_safe(name)
     return headers
+
+
+def header_safe(value: str) -> str:
+    """`value` as a header carries it: as it is when header-safe, else the specification's
+    `=?base64?<UTF-8>?=` wrapping (non-ASCII, control characters, outer spaces, the sentinel)."""
+    safe = (
+        value.isascii()
+        and value.isprintable()
+        and value == value.strip(" \t")
+        and not value.startswith("=?base64?")
+    )
+    if safe:
+        return value
+    return "=?base64?" + base64.b64encode(value.encode("utf-8")).decode("ascii") + "?="
 
 
 _client: httpx2.Client | None = None
