@@ -323,7 +323,7 @@ async def test_a_huge_number_or_a_repeated_choice_is_named_in_the_form_not_a_500
         result = await call.result()
     assert huge.status_code != 500 and "must have at most 100 digits" in page_text(huge.text)
     assert "has a choice more than once: a" in page_text(repeated.text)
-    assert "Sent: the waiting call has your reply." in page_text(sent.text)
+    assert "Sent: the agent has your reply." in page_text(sent.text)
     assert json.loads(result["result"]["content"][0]["text"]) == {"count": 3, "tags": ["a", "b"]}
 
 
@@ -512,5 +512,5 @@ async def test_a_staff_member_with_only_webhook_permissions_cannot_read_or_answe
         result = await call.result()
     assert listed.status_code == 200 and message not in listed.text
     assert opened.status_code == 403 and posted.status_code == 403
-    assert "Sent: the waiting call has your reply." in page_text(sent.text)
+    assert "Sent: the agent has your reply." in page_text(sent.text)
     assert result["result"]["content"][0]["text"] == '{"answer":"from the superuser"}'
