@@ -153,7 +153,7 @@ async def test_a_reconnect_keeps_every_card_and_its_values_and_a_reload_restores
     await shown.evaluate("card => { card.__same = true; }")
 
     await page.evaluate("window.__ws.reconnect()")  # the server sends the whole list again
-    await page.wait_for_function("window.__sockets === 2")
+    await page.wait_for_function("() => window.__sockets === 2")
     await live_inbox(page)
     assert await shown.evaluate("card => card.__same === true")  # the very same element
     await expect(shown.get_by_label("answer")).to_have_value(DRAFT)
