@@ -20,7 +20,15 @@ import pytest
 from playwright.async_api import Browser, expect
 
 from ask_mcp.reach import links
-from tests.support.browser import OUTPUT, WEB_CONFIG, Person, add_user, card, signed_in, text_of
+from tests.support.browser import (
+    OUTPUT,
+    WEB_CONFIG,
+    Person,
+    add_user,
+    open_card,
+    signed_in,
+    text_of,
+)
 from tests.support.inbox_http import signed_in_http
 from tests.support.live import LiveServer, LiveServers
 from tests.support.mailbox import Mailbox
@@ -281,7 +289,7 @@ async def test_a_reminder_and_an_escalation_reach_their_people_once(
         assert [mail.to for mail in escalated] == [[crew.email(fay)]]
         page = await signed_in(browser, quick, fay)
         try:
-            shown = card(page, message)  # offered to the fallback: in fay's inbox now
+            shown = await open_card(page, message)  # offered to the fallback: in fay's inbox
             await expect(shown).to_contain_text(f"escalated to team backup-{crew.tag} at")
             await shown.get_by_role("link", name="Open on its own page").click()
             await expect(page.locator(".history")).to_contain_text(
