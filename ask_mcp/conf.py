@@ -46,6 +46,9 @@ DEFAULTS: Final[Mapping[str, Any]] = {
     "REMINDER_BEFORE_SECONDS": 300,
     "REACH_SECONDS": 5.0,
     "ALLOW_PRIVATE_WEBHOOKS": False,
+    "TASK_TTL": 86_400,
+    "TASK_RETENTION": 86_400,
+    "TASK_LIMIT": 100,
 }
 """Every key of `settings.ASK_MCP`, with its default. The README's settings table mirrors this."""
 
@@ -117,6 +120,9 @@ class AskSettings:
     reminder_before_seconds: float | None
     reach_seconds: float
     allow_private_webhooks: bool
+    task_ttl: float
+    task_retention: float
+    task_limit: int
 
 
 @functools.cache
@@ -140,6 +146,9 @@ def values() -> AskSettings:
         reminder_before_seconds=None if reminder is None else float(reminder),
         reach_seconds=float(get("REACH_SECONDS")),
         allow_private_webhooks=bool(get("ALLOW_PRIVATE_WEBHOOKS")),
+        task_ttl=float(get("TASK_TTL")),
+        task_retention=float(get("TASK_RETENTION")),
+        task_limit=int(get("TASK_LIMIT")),
     )
 
 

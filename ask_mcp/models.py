@@ -599,3 +599,20 @@ class Delivery(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_purpose_display()} by {self.channel} to {self.address} ({self.state})"
+
+
+class Task(models.Model):
+    """A task of the MCP Tasks extension (ask_mcp.server.tasks); `state` holds the rest of it."""
+
+    id = models.CharField(primary_key=True, max_length=64, editable=False)
+    principal = models.CharField(max_length=200, blank=True, db_index=True)
+    tool = models.CharField(max_length=128)
+    status = models.CharField(max_length=16)
+    created = models.DateTimeField()
+    updated = models.DateTimeField()
+    expires_at = models.DateTimeField(db_index=True, help_text="Purged after this.")
+    ask_id = models.UUIDField(null=True, blank=True, db_index=True)
+    state = models.JSONField(default=dict)
+
+    def __str__(self) -> str:
+        return f"task {self.id[:8]} of {self.tool} ({self.status})"

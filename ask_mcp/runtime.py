@@ -23,6 +23,7 @@ from django.utils.module_loading import import_string
 from ask_mcp import conf
 from ask_mcp.reach.background import REACHER
 from ask_mcp.records.sweeper import SWEEPER, release_worker
+from ask_mcp.records.tasks import TaskRows
 from ask_mcp.server.core import Server
 from ask_mcp.server.state import derive_key
 from ask_mcp.workers.relay import ChannelRelay
@@ -79,6 +80,10 @@ def build_server() -> Server:
     relay = ChannelRelay() if "default" in getattr(settings, "CHANNEL_LAYERS", {}) else None
     template = _template
     server = Server(**_identity(template), state_keys=keys, relay=relay)
+    options = conf.values()
+    server.tasks.store = TaskRows()
+    server.tasks.ttl, server.tasks.retention = options.task_ttl, options.task_retention
+    server.tasks.limit = options.task_limit
     if template is None:
         server.load_tools(conf.get("TOOLKITS"))
     else:
