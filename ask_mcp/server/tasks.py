@@ -301,9 +301,9 @@ class TaskEngine:
             worker=self.table.worker,
         )
 
-    async def create(self, ctx: Context, tool: Tool) -> dict[str, Any]:
-        """The CreateTaskResult of a tools/call that runs as a task (an immediate result when
-        the call cannot become one, as a bad `questions` argument)."""
+    async def create(self, ctx: Context, tool: Tool) -> dict[str, Any] | None:
+        """The CreateTaskResult of a tools/call that runs as a task (None when the call cannot
+        become one, as with a bad `questions` argument: the ordinary call answers it)."""
         now = self._clock()
         await self.store.purge(now)
         principal = ctx.principal or ""
@@ -317,8 +317,8 @@ class TaskEngine:
             try:
                 message, schema = tool.from_record.form(ctx.arguments)
                 check_form_schema(schema)
-            except ToolError as exc:
-                return finish_tool_call(tool.name, None, exc)
+            except Exception:  # bad arguments: the ordinary call gives the tool's own error
+                return None
             await self._open_ask(ctx, task, message, schema)
             await self.store.create(task)
         else:
@@ -337,7 +337,7 @@ class TaskEngine:
         if self.table.observer is not None:
             await self.table.observer.asked(question)
         task.ask_id = question.id
-        if ctx.client_shows_forms:
+        if mcp.supports_form_elicitation(ctx.capabilities):  # nothing is parked: no channel
             task.status = INPUT_REQUIRED
             task.input_requests = {_key(task.attempt): _form_request(message, schema)}
         else:
