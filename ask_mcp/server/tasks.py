@@ -431,6 +431,8 @@ class TaskEngine:
             await self._reload_into(task)
             return
         except (ElicitationTimedOut, QuestionNoLongerWaiting) as exc:
+            if isinstance(exc, ElicitationTimedOut):  # past its expiry, before the sweeper came
+                self._withdraw(task, message, schema, "expired")
             await self._complete(task, finish_tool_call(task.tool, None, exc))
             return
         value = tool.from_record.result(task.arguments, decided)
@@ -480,6 +482,9 @@ class TaskEngine:
         """The client's answer to a record task's form: decide the ask, or ask again."""
         assert tool.from_record is not None
         message, schema = tool.from_record.form(task.arguments)
+        if task.ask_expires_at <= self._clock():  # too late: it ends as its ask did
+            await self._collect(task, tool)  # a person's answer in time, or the timeout
+            return
         reply = (read_elicit_result(raw) if isinstance(raw, Mapping) else None) or ElicitResult(
             "decline"
         )

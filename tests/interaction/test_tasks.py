@@ -13,21 +13,26 @@ import asyncio
 import contextlib
 import json
 import signal
+import subprocess
+import sys
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
 
+from ask_mcp.server.errors import TIMED_OUT_TEXT
 from tests.support.browser import WEB_CONFIG, Person, quickstart_admin
 from tests.support.inbox_http import page_text, signed_in_http
-from tests.support.live import LiveServer, LiveServers
+from tests.support.live import ROOT, LiveServer, LiveServers
+from tests.support.services import postgres_database, require_services
 from tests.support.tasks import EXTENSION, INBOX_CAPS, TaskClient
 from tests.support.wire import assert_valid
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
-QUESTION = {"message": "Which region do we deploy to?"}
+SHORT_TASKS = {**WEB_CONFIG, "TASK_TTL": 1, "TASK_LIMIT": 2}
+"""Tasks whose asks expire after a second (the sweeper runs every 0.5 s), two open at most."""
 
 
 def unique(text: str) -> str:
@@ -248,3 +253,86 @@ async def test_a_restart_between_two_reads_loses_nothing(live_servers: LiveServe
             done = await client.get(handle["taskId"])
     assert done["status"] == "completed"
     assert done["result"]["content"][0]["text"] == '{"answer":"yes"}'
+
+
+async def test_an_ask_that_expires_completes_its_task_with_the_timeout_text(
+    live_servers: LiveServers,
+) -> None:
+    server = live_servers.get(SHORT_TASKS)
+    client = TaskClient(server.mcp_url)
+    async with asyncio.timeout(30):
+        handle = await client.ask({"message": unique("Anyone there?")})
+        assert handle["ttlMs"] == (1 + 86_400) * 1000, "the ask's TTL plus the retention"
+        task = await client.get(handle["taskId"])
+        while task["status"] != "completed":  # the sweeper expires the ask within ~1.5 s
+            await asyncio.sleep(0.2)
+            task = await client.get(handle["taskId"])
+    assert task["result"]["content"][0]["text"] == TIMED_OUT_TEXT
+    assert ask_of(server, handle["taskId"])["status"] == "expired"
+
+
+async def test_one_principal_may_hold_only_task_limit_open_tasks(
+    live_servers: LiveServers,
+) -> None:
+    server = live_servers.get({**SHORT_TASKS, "TASK_TTL": 600})
+    client = TaskClient(server.mcp_url)
+    async with asyncio.timeout(30):
+        first = await client.ask({"message": unique("One?")})
+        await client.ask({"message": unique("Two?")})
+        status, refused = await client.rpc(
+            "tools/call", {"name": "user_ask", "arguments": {"message": unique("Three?")}}
+        )
+        assert status == 200 and refused["result"]["isError"] is True, refused
+        assert "TASK_LIMIT" in refused["result"]["content"][0]["text"]
+        await client.cancel(first["taskId"])  # an ended task frees its place
+        await client.ask({"message": unique("Three, again?")})
+
+
+@contextlib.asynccontextmanager
+async def two_workers(live_servers: LiveServers) -> AsyncIterator[tuple[LiveServer, LiveServer]]:
+    require_services()
+    with postgres_database() as database_url:
+        env = {
+            "DATABASE_URL": database_url,
+            "ASKSERVER_REDIS_URL": "redis://127.0.0.1:6379/0",
+            "ASKSERVER_REDIS_PREFIX": f"askmcp-test-{uuid.uuid4().hex[:8]}",
+        }
+        subprocess.run(
+            [sys.executable, "manage.py", "migrate", "--noinput", "-v0"],
+            cwd=ROOT,
+            env={**live_servers.environment({}, live_servers.workdir / "unused.sqlite3"), **env},
+            check=True,
+            timeout=180,
+        )
+        a = live_servers.start(WEB_CONFIG, extra_env=env)
+        b = live_servers.start(WEB_CONFIG, extra_env=env)
+        try:
+            yield a, b
+        finally:
+            live_servers.stop(a)
+            live_servers.stop(b)
+
+
+async def test_a_task_made_on_one_worker_is_read_and_answered_on_the_other(
+    live_servers: LiveServers,
+) -> None:
+    async with two_workers(live_servers) as (a, b):
+        on_a, on_b = TaskClient(a.mcp_url), TaskClient(b.mcp_url)
+        async with asyncio.timeout(60):
+            handle = await on_a.ask({"message": unique("Which worker?")})
+            seen = await on_b.get(handle["taskId"])  # at once: the handle left after the commit
+            assert seen["status"] == "input_required"
+            (key,) = seen["inputRequests"]
+            answer = {"action": "accept", "content": {"answer": "either"}}
+            await on_b.update(handle["taskId"], {key: answer})
+            done = await on_a.get(handle["taskId"])
+            assert done["status"] == "completed"
+            assert done["result"]["content"][0]["text"] == '{"answer":"either"}'
+            # And one a person answers in the inbox, read on the other worker.
+            other = await on_a.ask({"message": unique("Inbox on B?")}, caps=INBOX_CAPS)
+            admin = quickstart_admin(b)
+            async with signed_in_http(b, admin) as person:
+                await person.answer(ask_of(b, other["taskId"])["id"], answer="from B")
+            finished = await on_a.get(other["taskId"], caps=INBOX_CAPS)
+    assert finished["status"] == "completed"
+    assert finished["result"]["content"][0]["text"] == '{"answer":"from B"}'
