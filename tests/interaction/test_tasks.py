@@ -56,13 +56,9 @@ def ask_of(server: LiveServer, task_id: str) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def server(live_servers: LiveServers) -> LiveServer:
-    return live_servers.get(WEB_CONFIG)
-
-
-@pytest.fixture(scope="module")
-def admin(server: LiveServer) -> Person:
-    return quickstart_admin(server)
+def server(web: LiveServer) -> LiveServer:
+    """The shipped configuration's server; `admin` (tests/conftest.py) is its quickstart account."""
+    return web
 
 
 @pytest.fixture(scope="module")
