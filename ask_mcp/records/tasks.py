@@ -80,10 +80,15 @@ def _open_count(principal: str) -> int:
     return Task.objects.filter(principal=principal).exclude(status__in=TERMINAL).count()
 
 
+def purge_tasks(now: dt.datetime) -> int:
+    """Delete the tasks whose time to live has passed (the sweeper runs this); how many."""
+    deleted, _ = Task.objects.filter(expires_at__lte=now).delete()
+    return deleted
+
+
 def _purge(now: float) -> int:
     close_old_connections()
-    deleted, _ = Task.objects.filter(expires_at__lte=_at(now)).delete()
-    return deleted
+    return purge_tasks(_at(now))
 
 
 class TaskRows:
@@ -117,4 +122,4 @@ class TaskRows:
         return deleted
 
 
-__all__ = ["TaskRows"]
+__all__ = ["TaskRows", "purge_tasks"]
