@@ -6,9 +6,9 @@ port with a throwaway SQLite database, runs the 2026-07-28 and 2025-11-25 requir
 prints the suite's summaries and a table of counts, and stops the server. The checks.json
 files land in test-output/conformance/.
 
-Every scenario the suite runs must pass, scored or not (pending ones included), except the
-Tasks extension (`tasks-*`), which this server neither implements nor advertises and which no
-requirement set scores. There is no expected-failures file.
+Every scenario the suite runs must pass, scored or not (pending ones included). The Tasks
+extension's ten `tasks-*` scenarios, which no requirement set scores, are also run one by one
+(`--scenario`) and scored here as their own set, "tasks". There is no expected-failures file.
 """
 
 from __future__ import annotations
@@ -38,8 +38,21 @@ SUITE: Final = "@modelcontextprotocol/conformance"
 SUITE_VERSION: Final = "0.2.0-alpha.12"
 NODE_MAJOR: Final = "22"
 REQUIREMENT_SETS: Final = ("2026-07-28", "2025-11-25")
-NOT_IMPLEMENTED: Final = ("tasks-",)
-"""Scenario prefixes of extensions this server does not implement or advertise (never scored)."""
+TASK_SCENARIOS: Final = (
+    "tasks-lifecycle",
+    "tasks-capability-negotiation",
+    "tasks-wire-fields",
+    "tasks-request-state-removal",
+    "tasks-mrtr-input",
+    "tasks-request-headers",
+    "tasks-dispatch-and-envelope",
+    "tasks-required-task-error",
+    "tasks-mrtr-composition",
+    "tasks-status-notifications",
+)
+"""The Tasks extension's scenarios (io.modelcontextprotocol/tasks), run one by one and scored."""
+SCENARIO_TIMEOUT: Final = 180.0
+"""Seconds one `--scenario` run may take (the longest tasks scenario waits about 30 s)."""
 SUITE_TIMEOUT: Final = 1200.0
 """Seconds one requirement set may run (its scenarios time out after 30 s each on their own)."""
 READY_TIMEOUT: Final = 60.0
@@ -83,8 +96,6 @@ class Run:
         elif self.exit_code != 0:
             found.append(f"{self.requirements}: the suite exited with {self.exit_code}")
         for scenario in self.scenarios.values():
-            if scenario.name.startswith(NOT_IMPLEMENTED):
-                continue
             found.extend(f"{self.requirements}: {failure}" for failure in scenario.failures)
         return found
 
@@ -265,6 +276,32 @@ def run_suite(node: Path, suite: Path, url: str, requirements: str) -> Run:
     return Run(requirements, completed.returncode, read_checks(out), unscored_of(summary))
 
 
+def run_scenarios(node: Path, suite: Path, url: str, names: tuple[str, ...]) -> Run:
+    """The named scenarios, one `--scenario` run each, as one scored set called "tasks"."""
+    out = OUTPUT / "tasks"
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    env = {**os.environ, "PATH": f"{node.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    worst = 0
+    for name in names:
+        command = [str(node), str(suite), "server", "--url", url, "--scenario", name]
+        try:
+            completed = subprocess.run(
+                [*command, "-o", str(out)],
+                env=env,
+                capture_output=True,
+                text=True,
+                check=False,
+                timeout=SCENARIO_TIMEOUT,
+            )
+        except subprocess.TimeoutExpired:
+            worst = -1
+            continue
+        (out / f"{name}-output.txt").write_text(completed.stdout + completed.stderr)
+        worst = worst or completed.returncode
+    return Run("tasks", worst, read_checks(out), {})
+
+
 def read_checks(out: Path) -> dict[str, Scenario]:
     scenarios: dict[str, Scenario] = {}
     for path in sorted(out.glob("server-*/checks.json")):
@@ -343,6 +380,8 @@ def main() -> int:
                 run_suite(node, suite, server.url, requirements)
                 for requirements in options.requirements or REQUIREMENT_SETS
             ]
+            if not options.requirements:
+                runs.append(run_scenarios(node, suite, server.url, TASK_SCENARIOS))
         finally:
             server.stop()
             log = server.log()

@@ -73,6 +73,7 @@ def check_ask_mcp_settings(
         _check_email_links,
         _check_reminder_before_seconds,
         partial(_must_be_boolean, "ALLOW_PRIVATE_WEBHOOKS", "ask_mcp.E031"),
+        _check_tasks,
         _check_inbox_has_a_layer,
         _check_channel_layer,
         _check_old_environment,
@@ -267,6 +268,31 @@ def _check_reminder_before_seconds() -> Messages:
             id="ask_mcp.E032",
         )
     ]
+
+
+def _check_tasks() -> Messages:
+    """TASK_TTL and TASK_RETENTION are positive seconds (E060, E061), TASK_LIMIT a count (E062)."""
+    found: Messages = []
+    for key, check_id in (("TASK_TTL", "ask_mcp.E060"), ("TASK_RETENTION", "ask_mcp.E061")):
+        value = conf.get(key)
+        if not _is_positive_number(value):
+            found.append(
+                Error(
+                    f"ASK_MCP['{key}'] must be a positive number of seconds, got {value!r}.",
+                    hint="A task's ask waits TASK_TTL; its result stays readable TASK_RETENTION more.",
+                    id=check_id,
+                )
+            )
+    limit = conf.get("TASK_LIMIT")
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        found.append(
+            Error(
+                f"ASK_MCP['TASK_LIMIT'] must be a positive integer, got {limit!r}.",
+                hint="It bounds the open tasks of one principal (100 by default).",
+                id="ask_mcp.E062",
+            )
+        )
+    return found
 
 
 def _check_inbox_has_a_layer() -> Messages:

@@ -51,6 +51,9 @@ DEFAULTS: Final[Mapping[str, Any]] = {
     "ALLOW_PRIVATE_WEBHOOKS": False,
     "METRICS": False,
     "METRICS_TOKEN": None,
+    "TASK_TTL": 86_400,
+    "TASK_RETENTION": 86_400,
+    "TASK_LIMIT": 100,
 }
 """Every key of `settings.ASK_MCP`, with its default. The README's settings table mirrors this."""
 
@@ -127,6 +130,9 @@ class AskSettings:
     allow_private_webhooks: bool
     metrics: bool
     metrics_token: str | None
+    task_ttl: float
+    task_retention: float
+    task_limit: int
 
 
 @functools.cache
@@ -155,6 +161,9 @@ def values() -> AskSettings:
         allow_private_webhooks=bool(get("ALLOW_PRIVATE_WEBHOOKS")),
         metrics=bool(get("METRICS")),
         metrics_token=get("METRICS_TOKEN") or None,
+        task_ttl=float(get("TASK_TTL")),
+        task_retention=float(get("TASK_RETENTION")),
+        task_limit=int(get("TASK_LIMIT")),
     )
 
 

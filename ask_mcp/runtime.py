@@ -27,6 +27,7 @@ from ask_mcp.ops import metrics
 from ask_mcp.protocol.forms import ElicitResult
 from ask_mcp.reach.background import REACHER
 from ask_mcp.records.sweeper import SWEEPER, release_worker
+from ask_mcp.records.tasks import TaskRows
 from ask_mcp.server.core import Server
 from ask_mcp.server.errors import QuestionNoLongerWaiting
 from ask_mcp.server.ports import AskRecords, QuestionObserver
@@ -86,6 +87,10 @@ def build_server() -> Server:
     relay = ChannelRelay() if "default" in getattr(settings, "CHANNEL_LAYERS", {}) else None
     template = _template
     server = Server(**_identity(template), state_keys=keys, relay=relay)
+    options = conf.values()
+    server.tasks.store = TaskRows()
+    server.tasks.ttl, server.tasks.retention = options.task_ttl, options.task_retention
+    server.tasks.limit = options.task_limit
     if template is None:
         server.load_tools(conf.get("TOOLKITS"))
     else:

@@ -462,6 +462,23 @@ class WebhookDelivery(models.Model):
         return f"{self.ask_id[:8]} → {self.webhook.url} ({self.status})"
 
 
+class Task(models.Model):
+    """A task of the MCP Tasks extension (ask_mcp.server.tasks); `state` holds the rest of it."""
+
+    id = models.CharField(primary_key=True, max_length=64, editable=False)
+    principal = models.CharField(max_length=200, blank=True, db_index=True)
+    tool = models.CharField(max_length=128)
+    status = models.CharField(max_length=16)
+    created = models.DateTimeField()
+    updated = models.DateTimeField()
+    expires_at = models.DateTimeField(db_index=True, help_text="Purged after this.")
+    ask_id = models.UUIDField(null=True, blank=True, db_index=True)
+    state = models.JSONField(default=dict)
+
+    def __str__(self) -> str:
+        return f"task {self.id[:8]} of {self.tool} ({self.status})"
+
+
 # How people are reached (issue 19's rows) live in their own module; imported here so Django
 # registers them with the app (last: they refer to the models above).
 from ask_mcp.models.reach import AskReach, Delivery, Escalation, ReachPreference  # noqa: E402
@@ -479,6 +496,7 @@ __all__ = [
     "Escalation",
     "LegacySessionRecord",
     "ReachPreference",
+    "Task",
     "Webhook",
     "WebhookDelivery",
     "event_for_status",

@@ -154,6 +154,12 @@ VARIABLES: Final[tuple[Variable, ...]] = (
     _v("METRICS_TOKEN", "text", None, "the bearer token `/metrics` requires (its own: MCP tokens "
        "do not open it); needed when METRICS is on", key="METRICS_TOKEN", secret=True,
        default_text="none"),
+    _v("TASK_TTL", "number", 86_400, "seconds the ask of a `user_ask` task waits for its person "
+       "([tasks](#waits-of-hours-tasks))", key="TASK_TTL"),
+    _v("TASK_RETENTION", "number", 86_400, "seconds an ended task stays readable after "
+       "`TASK_TTL`, then it is deleted", key="TASK_RETENTION"),
+    _v("TASK_LIMIT", "integer", 100, "open tasks one principal may hold at once",
+       key="TASK_LIMIT"),
 )  # fmt: skip
 """Every variable, in the README table's order."""
 

@@ -45,10 +45,13 @@ NAME_PARAM_OF_METHOD: Final[Mapping[str, str]] = {
     "tools/call": "name",
     "prompts/get": "name",
     "resources/read": "uri",
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
 }
 """Methods whose Mcp-Name header mirrors a body param, and which param it mirrors."""
 
-INPUT_REQUIRED_METHODS: Final = frozenset(NAME_PARAM_OF_METHOD)
+INPUT_REQUIRED_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
 """The only methods that may answer with an InputRequiredResult."""
 
 REMOVED_IN_MODERN: Final = frozenset(

@@ -24,6 +24,7 @@ from channels.layers import InMemoryChannelLayer, get_channel_layer
 from ask_mcp import conf
 from ask_mcp.models import Ask, AskEvent, AskQuerySet, event_for_status
 from ask_mcp.records.events import ENDED, announce
+from ask_mcp.records.tasks import purge_tasks
 from ask_mcp.workers.loops import alive_here, start_in_loop
 from ask_mcp.workers.relay import ChannelRelay
 from ask_mcp.workers.sessions import purge_idle_sessions
@@ -150,8 +151,8 @@ async def sweep(
     orphans_of_others_than: str | None = None,
 ) -> Swept:
     """One sweep: expire overdue asks (telling their workers), withdraw asks no call came back
-    for, release a stopped process's asks, purge old answers and the rows of idle
-    initialize-era sessions.
+    for, release a stopped process's asks, purge old answers, the rows of idle initialize-era
+    sessions, and tasks past their TTL.
 
     `orphans_of_others_than` is this worker's name, given only when no other worker can exist
     (see :func:`release_orphans`). The sweeper runs this every SWEEP_SECONDS; `manage.py
@@ -171,6 +172,7 @@ async def sweep(
     await purge_idle_sessions(settings.session_idle_seconds)
     days = settings.answer_retention_days
     purged = 0 if days is None else await database_sync_to_async(purge_answers)(now, days)
+    await database_sync_to_async(purge_tasks)(now)  # past their ttlMs: "Task not found" after
     return Swept(len(expired), len(withdrawn), purged, released)
 
 

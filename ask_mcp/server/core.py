@@ -90,6 +90,8 @@ class Server(Catalog):
             answer_url=answer_url,
         )
         self._modern = ModernEra(self, self.table)
+        self.tasks = self._modern.tasks
+        """The Tasks extension's engine: its store, TTL and per-principal limit are set here."""
         self._legacy = LegacyEra(self, self.table)
         self._resource_listeners: list[Callable[[str], Awaitable[None]]] = []
         self.tool_config: dict[str, dict[str, Any]] = {}

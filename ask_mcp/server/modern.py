@@ -40,6 +40,7 @@ from ask_mcp.server.errors import (
     ElicitationTimedOut,
     MissingClientCapability,
     QuestionNoLongerWaiting,
+    ToolError,
 )
 from ask_mcp.server.parked import Finish
 from ask_mcp.server.ports import NULL_STREAM, Stream
@@ -48,7 +49,8 @@ from ask_mcp.server.recovery import finish_from_record
 from ask_mcp.server.resources import finish_read
 from ask_mcp.server.results import finish_tool_call
 from ask_mcp.server.state import InvalidState, request_binding
-from ask_mcp.server.toolkit import FromRecord
+from ask_mcp.server.tasks import EXTENSION, REQUIRED, TaskEngine, declares_tasks, task_id_of
+from ask_mcp.server.toolkit import FromRecord, Tool
 
 LIST_TTL_MS: Final = 60_000
 """How long clients may cache discover and list results; private, since lists may depend on auth."""
@@ -103,6 +105,8 @@ class ModernEra(Era[Inbound]):
         super().__init__(catalog, table)
         self.result_meta: Final = {mcp.META_SERVER_INFO: catalog.server_info}
         """Every result's `_meta`: who answered."""
+        self.tasks: Final = TaskEngine(table, catalog.tools)
+        """The Tasks extension's tasks (a tools/call answered by a task, and tasks/*)."""
 
     def own_methods(self) -> Mapping[str, Method[Inbound]]:
         return {
@@ -110,6 +114,9 @@ class ModernEra(Era[Inbound]):
             "tools/call": self.tools_call,
             "prompts/get": self.prompts_get,
             "resources/read": self.resources_read,
+            "tasks/get": self.tasks_get,
+            "tasks/update": self.tasks_update,
+            "tasks/cancel": self.tasks_cancel,
         }
 
     def admit(
@@ -196,6 +203,8 @@ class ModernEra(Era[Inbound]):
             "supportedVersions": list(catalog.supported_versions()),
             "capabilities": catalog.capabilities(),
         }
+        if any(self.tasks.runs_as_task(tool) for tool in catalog.tools.values()):
+            result["capabilities"]["extensions"] = {EXTENSION: {}}
         if catalog.instructions:
             result["instructions"] = catalog.instructions
         return self.list_hints(result)
@@ -204,6 +213,10 @@ class ModernEra(Era[Inbound]):
         tool, arguments = self.catalog.tool_named(inbound.request.params)
         if inbound.headers is not None:
             check_param_headers(tool.input_schema, arguments, inbound.headers)
+        if self.tasks.runs_as_task(tool):
+            task = await self._as_task(inbound, tool, arguments)
+            if task is not None:
+                return task
         call = Parkable(
             tool.name,
             arguments,
@@ -214,7 +227,78 @@ class ModernEra(Era[Inbound]):
             self.catalog.toolkit_of(tool),
             tool.from_record,
         )
-        return await self.run_parkable(inbound, call)
+        result = await self.run_parkable(inbound, call)
+        if (
+            tool.task == "after_input"
+            and "requestState" in inbound.request.params
+            and result.get("resultType", mcp.RESULT_COMPLETE) == mcp.RESULT_COMPLETE
+            and declares_tasks(inbound.envelope.client_capabilities)
+        ):
+            # Its input came by MRTR rounds first (resolved synchronously, as the spec
+            # advises); the last round is answered with the task that holds the outcome.
+            ctx = self.context(
+                inbound, name=tool.name, arguments=arguments, title=None, toolkit=None
+            )
+            return await self.tasks.create_settled(ctx, tool, result)
+        return result
+
+    async def _as_task(
+        self, inbound: Inbound, tool: Tool, arguments: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """A tools/call answered with a task, when this request declares the extension and is
+        no MRTR retry; None: the ordinary call (a tool that runs only as a task refuses)."""
+        capabilities = inbound.envelope.client_capabilities
+        params = inbound.request.params
+        if not declares_tasks(capabilities):
+            if tool.task == "required":
+                raise MissingClientCapability(
+                    f"Missing required client capability: tool {tool.name!r} runs only as a "
+                    "task; declare the io.modelcontextprotocol/tasks extension",
+                    REQUIRED,
+                )
+            return None
+        if "requestState" in params or "inputResponses" in params or tool.task == "after_input":
+            return None
+        if tool.required_capabilities:
+            require(capabilities, tool.required_capabilities, tool.name)
+        ctx = self.context(
+            inbound,
+            name=tool.name,
+            arguments=arguments,
+            title=tool.title,
+            toolkit=self.catalog.toolkit_of(tool),
+        )
+        try:
+            return await self.tasks.create(ctx, tool)
+        except ToolError as exc:
+            return finish_tool_call(tool.name, None, exc)
+
+    def _task_request(self, inbound: Inbound) -> str:
+        """The taskId of a tasks/* request that declares the extension.
+
+        Raises:
+            MissingClientCapability: the request does not declare it (-32021, before any lookup).
+        """
+        if not declares_tasks(inbound.envelope.client_capabilities):
+            raise MissingClientCapability(
+                f"Missing required client capability: {inbound.request.method} needs the "
+                "io.modelcontextprotocol/tasks extension declared on the request",
+                REQUIRED,
+            )
+        return task_id_of(inbound.request.params)
+
+    async def tasks_get(self, inbound: Inbound) -> dict[str, Any]:
+        task_id = self._task_request(inbound)
+        return await self.tasks.get(task_id, inbound.principal)
+
+    async def tasks_update(self, inbound: Inbound) -> dict[str, Any]:
+        task_id = self._task_request(inbound)
+        responses = input_responses(inbound.request.params) or {}
+        return await self.tasks.update(task_id, inbound.principal, responses)
+
+    async def tasks_cancel(self, inbound: Inbound) -> dict[str, Any]:
+        task_id = self._task_request(inbound)
+        return await self.tasks.cancel(task_id, inbound.principal)
 
     async def prompts_get(self, inbound: Inbound) -> dict[str, Any]:
         prompt, arguments = self.catalog.prompt_named(inbound.request.params)

@@ -86,6 +86,10 @@ class Tool:
     from_record: FromRecord | None = None
     """How a call is finished from its ask's record when its parked handler is gone (None:
     such a call gets the plain "no longer waiting" result)."""
+    task: str | None = None
+    """Whether the handler runs as a task for a client declaring the Tasks extension:
+    "optional", "required" (other clients get -32021), or None (a tool with `from_record`
+    becomes a record task anyway; see :mod:`ask_mcp.server.tasks`)."""
 
     def __post_init__(self) -> None:
         if not TOOL_NAME.fullmatch(self.name):
@@ -118,6 +122,8 @@ class ToolSpec:
     required_capabilities: Mapping[str, Any] | None
     from_record: tuple[str, str] | None = None
     """The names of the toolkit's methods giving :class:`FromRecord`'s form and result."""
+    task: str | None = None
+    """See :attr:`Tool.task`."""
 
 
 def tool(
@@ -129,6 +135,7 @@ def tool(
     annotations: Mapping[str, Any] | None = None,
     required_capabilities: Mapping[str, Any] | None = None,
     from_record: tuple[str, str] | None = None,
+    task: str | None = None,
 ) -> Callable[[_F], _F]:
     """Mark a toolkit method `async def m(self, ctx, arguments)` as the tool `name`.
 
@@ -147,6 +154,7 @@ def tool(
             annotations=annotations,
             required_capabilities=required_capabilities,
             from_record=from_record,
+            task=task,
         )
         return method
 
@@ -383,6 +391,7 @@ class Toolkit:
                 annotations=spec.annotations,
                 required_capabilities=spec.required_capabilities,
                 from_record=self._from_record(spec),
+                task=spec.task,
             )
 
     def _from_record(self, spec: ToolSpec) -> FromRecord | None:

@@ -30,6 +30,7 @@ from ask_mcp.server.toolkit import (
     resource_template,
     tool,
 )
+from ask_mcp.toolkits.conformance_tasks import TaskFixtures
 
 PNG: Final = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC"
@@ -176,7 +177,7 @@ def _string_argument(arguments: Mapping[str, Any], name: str) -> str:
     return value
 
 
-class Conformance(Toolkit):
+class Conformance(TaskFixtures, Toolkit):
     """The conformance suite's fixture: register with prefix "" (its default)."""
 
     default_prefix = ""

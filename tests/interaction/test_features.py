@@ -84,6 +84,7 @@ def test_discover_advertises_what_the_toolkits_register(url: str) -> None:
         "resources": {},
         "completions": {},
         "logging": {},
+        "extensions": {"io.modelcontextprotocol/tasks": {}},  # user_ask runs as a task
     }
 
 

@@ -41,7 +41,11 @@ def test_discover_describes_the_server(mcp_url: str) -> None:
     assert result["resultType"] == "complete"
     assert "2026-07-28" in result["supportedVersions"]
     # Only what is registered: tools (no prompts or resources in this server), and logging.
-    assert result["capabilities"] == {"tools": {}, "logging": {}}
+    assert result["capabilities"] == {
+        "tools": {},
+        "logging": {},
+        "extensions": {"io.modelcontextprotocol/tasks": {}},  # user_ask runs as a task
+    }
     assert result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "askserver"
     assert result["instructions"]
     assert result["ttlMs"] >= 0 and result["cacheScope"] in ("public", "private")

@@ -28,6 +28,10 @@ def reply_problem(method: str, version: str, reply: dict[str, Any]) -> str | Non
         return f"not a JSON-RPC message: {exc}"
     if "result" in reply:
         result = reply["result"]
+        if result.get("resultType") == "task" or method.startswith("tasks/"):
+            from tests.support.tasks import task_problem  # it builds on this module
+
+            return task_problem(method, result)
         try:
             methods.validate_server_result(method, version, result)
             # The surface is a union with InputRequiredResult, which a complete result missing

@@ -1,0 +1,334 @@
+"""Waits of hours: user_ask as a task of the MCP Tasks extension, over raw HTTP on a live server.
+
+A declaring client gets a task handle; tasks/get shows the form as the task's input request;
+tasks/update or a person in the inbox answers it (whichever first) and the task completes with
+user_ask's own text; tasks/cancel withdraws the ask. Unknown and other principals' ids read the
+same. A restart between two tasks/get calls loses nothing. Every message is checked against the
+extension's shapes (tests/support/tasks.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import signal
+import subprocess
+import sys
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pytest
+
+from ask_mcp.server.errors import TIMED_OUT_TEXT
+from tests.support.browser import WEB_CONFIG, Person, quickstart_admin
+from tests.support.inbox_http import page_text, signed_in_http
+from tests.support.live import ROOT, LiveServer, LiveServers
+from tests.support.services import postgres_database, require_services
+from tests.support.tasks import EXTENSION, INBOX_CAPS, TaskClient
+from tests.support.wire import assert_valid
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
+
+SHORT_TASKS = {**WEB_CONFIG, "TASK_TTL": 1, "TASK_LIMIT": 2}
+"""Tasks whose asks expire after a second (the sweeper runs every 0.5 s), two open at most."""
+
+
+def unique(text: str) -> str:
+    return f"{text} [{uuid.uuid4().hex[:8]}]"
+
+
+def shell(server: LiveServer, code: str) -> Any:
+    return json.loads(server.manage("shell", "-c", code).splitlines()[-1])
+
+
+def ask_of(server: LiveServer, task_id: str) -> dict[str, Any]:
+    """The task's ask row: its id and status."""
+    return dict(
+        shell(
+            server,
+            "import json; from ask_mcp.models import Ask, Task;"
+            f"t = Task.objects.get(pk={task_id!r}); a = Ask.objects.get(pk=t.ask_id);"
+            "print(json.dumps({'id': a.id.hex, 'status': a.status}))",
+        )
+    )
+
+
+@pytest.fixture(scope="module")
+def server(web: LiveServer) -> LiveServer:
+    """The shipped configuration's server; `admin` (tests/conftest.py) is its quickstart account."""
+    return web
+
+
+@pytest.fixture(scope="module")
+def alice_token(server: LiveServer) -> str:
+    token: str = shell(
+        server,
+        "import json; from django.contrib.auth.models import User;"
+        "from ask_mcp.team.auth import issue_token;"
+        "print(json.dumps(issue_token(User.objects.get_or_create(username='alice')[0],"
+        " name='tasks')[1]))",
+    )
+    return token
+
+
+async def test_discover_advertises_the_extension_and_tasks_methods_need_it_per_request(
+    server: LiveServer,
+) -> None:
+    client = TaskClient(server.mcp_url)
+    _, found = await client.rpc("server/discover", {})
+    assert_valid("server/discover", found)
+    assert found["result"]["capabilities"]["extensions"] == {EXTENSION: {}}
+    assert "tasks" not in found["result"]["capabilities"]
+    for method in ("tasks/get", "tasks/update", "tasks/cancel"):
+        status, refused = await client.rpc(method, {"taskId": "no-such-task"}, caps={"x": {}})
+        assert status == 400 and refused["error"]["code"] == -32021, refused
+        assert refused["error"]["data"]["requiredCapabilities"] == {"extensions": {EXTENSION: {}}}
+    # Without the declaration on this request, user_ask is the ordinary call.
+    status, plain = await client.rpc(
+        "tools/call", {"name": "user_ask", "arguments": {"questions": "bad"}}, caps={}
+    )
+    assert status == 200 and plain["result"]["isError"] is True, plain
+
+
+async def test_the_client_answers_the_form_a_bad_answer_is_asked_again_under_a_new_key(
+    server: LiveServer,
+) -> None:
+    client = TaskClient(server.mcp_url)
+    async with asyncio.timeout(30):
+        handle = await client.ask({"message": unique("Which region?")})
+        assert handle["status"] == "input_required"
+        task = await client.get(handle["taskId"])
+        (key,) = task["inputRequests"]
+        schema = task["inputRequests"][key]["params"]["requestedSchema"]
+        assert schema["required"] == ["answer"]
+        await client.update(handle["taskId"], {key: {"action": "accept", "content": {}}})
+        again = await client.get(handle["taskId"])
+        assert again["status"] == "input_required"
+        (second,) = again["inputRequests"]
+        assert second != key, "a re-ask must use a key never used before"
+        assert "could not be used" in again["inputRequests"][second]["params"]["message"]
+        # The stale key is ignored; an unknown key too, whatever it carries.
+        await client.update(
+            handle["taskId"],
+            {key: {"action": "accept", "content": {"answer": "stale"}}, "x": {"ignored": True}},
+        )
+        assert (await client.get(handle["taskId"]))["status"] == "input_required"
+        answer = {"action": "accept", "content": {"answer": "eu-west"}}
+        await client.update(handle["taskId"], {second: answer})
+        done = await client.get(handle["taskId"])
+    assert done["status"] == "completed"
+    assert done["result"]["content"][0]["text"] == '{"answer":"eu-west"}'
+    assert done["result"]["isError"] is False
+    assert ask_of(server, handle["taskId"])["status"] == "accepted"
+    # Terminal is final: later updates and cancels are acknowledged and change nothing.
+    await client.update(handle["taskId"], {second: {"action": "decline"}})
+    await client.cancel(handle["taskId"])
+    assert (await client.get(handle["taskId"]))["result"] == done["result"]
+
+
+@pytest.mark.parametrize(
+    ("action", "text"),
+    [("decline", "The user declined to answer."), ("cancel", "The user cancelled the request.")],
+)
+async def test_a_decline_or_a_dismissed_form_completes_with_user_asks_text(
+    server: LiveServer, action: str, text: str
+) -> None:
+    client = TaskClient(server.mcp_url)
+    async with asyncio.timeout(30):
+        handle = await client.ask({"message": unique("Proceed?")})
+        (key,) = (await client.get(handle["taskId"]))["inputRequests"]
+        await client.update(handle["taskId"], {key: {"action": action}})
+        done = await client.get(handle["taskId"])
+    assert done["status"] == "completed"
+    assert done["result"]["content"][0]["text"] == text
+
+
+async def test_tasks_cancel_ends_the_task_and_withdraws_its_ask(server: LiveServer) -> None:
+    client = TaskClient(server.mcp_url)
+    async with asyncio.timeout(30):
+        handle = await client.ask({"message": unique("Rotate the keys?")})
+        await client.cancel(handle["taskId"])
+        done = await client.get(handle["taskId"])
+        assert done["status"] == "cancelled"
+        for _ in range(100):  # the withdrawal is written by the recorder's next batch
+            if ask_of(server, handle["taskId"])["status"] == "withdrawn":
+                break
+            await asyncio.sleep(0.1)
+    assert ask_of(server, handle["taskId"])["status"] == "withdrawn"
+
+
+async def test_unknown_ids_and_another_principals_task_read_as_not_found(
+    server: LiveServer, alice_token: str
+) -> None:
+    alice, anonymous = TaskClient(server.mcp_url, alice_token), TaskClient(server.mcp_url)
+    async with asyncio.timeout(30):
+        handle = await alice.ask({"message": unique("Alice's question")})
+        task_id = handle["taskId"]
+        for client, target in ((anonymous, task_id), (alice, "an-unknown-task-id")):
+            for method, extra in (
+                ("tasks/get", {}),
+                ("tasks/update", {"inputResponses": {"user_ask": {"action": "decline"}}}),
+                ("tasks/cancel", {}),
+            ):
+                status, refused = await client.rpc(method, {"taskId": target, **extra})
+                assert status == 400 and refused["error"]["code"] == -32602, refused
+                assert "Task not found" in refused["error"]["message"]
+        # Nothing changed: alice's task still waits for her answer.
+        assert (await alice.get(task_id))["status"] == "input_required"
+
+
+async def test_a_person_answering_in_the_inbox_completes_the_task(
+    server: LiveServer, admin: Person
+) -> None:
+    client = TaskClient(server.mcp_url)
+    async with asyncio.timeout(60):
+        handle = await client.ask({"message": unique("Ship on Friday?")}, caps=INBOX_CAPS)
+        waiting = await client.get(handle["taskId"], caps=INBOX_CAPS)
+        assert waiting["status"] == "working" and "inbox" in waiting["statusMessage"]
+        ask = ask_of(server, handle["taskId"])
+        async with signed_in_http(server, admin) as person:
+            page = await person.client.get("/")
+            assert "Ship on Friday?" in page_text(page.text)
+            sent = await person.answer(ask["id"], answer="yes, after lunch")
+            assert sent.status_code == 200, sent.text
+        done = await client.get(handle["taskId"], caps=INBOX_CAPS)
+    assert done["status"] == "completed"
+    assert done["result"]["content"][0]["text"] == '{"answer":"yes, after lunch"}'
+
+
+async def test_the_inbox_and_the_client_race_and_the_first_answer_wins(
+    server: LiveServer, admin: Person
+) -> None:
+    client = TaskClient(server.mcp_url)
+    async with asyncio.timeout(60):
+        handle = await client.ask({"message": unique("Which colour?")})
+        (key,) = (await client.get(handle["taskId"]))["inputRequests"]
+        async with signed_in_http(server, admin) as person:
+            await person.answer(ask_of(server, handle["taskId"])["id"], answer="blue")
+        # The client's answer comes second: the person's is the one the task completes with.
+        await client.update(
+            handle["taskId"], {key: {"action": "accept", "content": {"answer": "red"}}}
+        )
+        done = await client.get(handle["taskId"])
+    assert done["status"] == "completed"
+    assert done["result"]["content"][0]["text"] == '{"answer":"blue"}'
+
+
+@contextlib.contextmanager
+def restarted(live_servers: LiveServers, server: LiveServer) -> Iterator[LiveServer]:
+    again = live_servers.start(server.config, db=server.db)
+    try:
+        yield again
+    finally:
+        live_servers.stop(again)
+
+
+async def test_a_restart_between_two_reads_loses_nothing(live_servers: LiveServers) -> None:
+    first = live_servers.start(WEB_CONFIG)
+    try:
+        client = TaskClient(first.mcp_url)
+        async with asyncio.timeout(60):
+            handle = await client.ask({"message": unique("Still there?")})
+            before = await client.get(handle["taskId"])
+        first.process.send_signal(signal.SIGKILL)
+        first.process.wait(timeout=10)
+    finally:
+        live_servers.stop(first)
+    with restarted(live_servers, first) as second:
+        second.warm()
+        client = TaskClient(second.mcp_url)
+        async with asyncio.timeout(60):
+            after = await client.get(handle["taskId"])
+            assert after["status"] == "input_required"
+            assert after["inputRequests"] == before["inputRequests"]
+            (key,) = after["inputRequests"]
+            answer = {"action": "accept", "content": {"answer": "yes"}}
+            await client.update(handle["taskId"], {key: answer})
+            done = await client.get(handle["taskId"])
+    assert done["status"] == "completed"
+    assert done["result"]["content"][0]["text"] == '{"answer":"yes"}'
+
+
+async def test_an_ask_that_expires_completes_its_task_with_the_timeout_text(
+    live_servers: LiveServers,
+) -> None:
+    server = live_servers.get(SHORT_TASKS)
+    client = TaskClient(server.mcp_url)
+    async with asyncio.timeout(30):
+        handle = await client.ask({"message": unique("Anyone there?")})
+        assert handle["ttlMs"] == (1 + 86_400) * 1000, "the ask's TTL plus the retention"
+        task = await client.get(handle["taskId"])
+        while task["status"] != "completed":  # the sweeper expires the ask within ~1.5 s
+            await asyncio.sleep(0.2)
+            task = await client.get(handle["taskId"])
+    assert task["result"]["content"][0]["text"] == TIMED_OUT_TEXT
+    assert ask_of(server, handle["taskId"])["status"] == "expired"
+
+
+async def test_one_principal_may_hold_only_task_limit_open_tasks(
+    live_servers: LiveServers,
+) -> None:
+    server = live_servers.get({**SHORT_TASKS, "TASK_TTL": 600})
+    client = TaskClient(server.mcp_url)
+    async with asyncio.timeout(30):
+        first = await client.ask({"message": unique("One?")})
+        await client.ask({"message": unique("Two?")})
+        status, refused = await client.rpc(
+            "tools/call", {"name": "user_ask", "arguments": {"message": unique("Three?")}}
+        )
+        assert status == 200 and refused["result"]["isError"] is True, refused
+        assert "TASK_LIMIT" in refused["result"]["content"][0]["text"]
+        await client.cancel(first["taskId"])  # an ended task frees its place
+        await client.ask({"message": unique("Three, again?")})
+
+
+@contextlib.asynccontextmanager
+async def two_workers(live_servers: LiveServers) -> AsyncIterator[tuple[LiveServer, LiveServer]]:
+    require_services()
+    with postgres_database() as database_url:
+        env = {
+            "DATABASE_URL": database_url,
+            "ASKSERVER_REDIS_URL": "redis://127.0.0.1:6379/0",
+            "ASKSERVER_REDIS_PREFIX": f"askmcp-test-{uuid.uuid4().hex[:8]}",
+        }
+        subprocess.run(
+            [sys.executable, "manage.py", "migrate", "--noinput", "-v0"],
+            cwd=ROOT,
+            env={**live_servers.environment({}, live_servers.workdir / "unused.sqlite3"), **env},
+            check=True,
+            timeout=180,
+        )
+        a = live_servers.start(WEB_CONFIG, extra_env=env)
+        b = live_servers.start(WEB_CONFIG, extra_env=env)
+        try:
+            yield a, b
+        finally:
+            live_servers.stop(a)
+            live_servers.stop(b)
+
+
+async def test_a_task_made_on_one_worker_is_read_and_answered_on_the_other(
+    live_servers: LiveServers,
+) -> None:
+    async with two_workers(live_servers) as (a, b):
+        on_a, on_b = TaskClient(a.mcp_url), TaskClient(b.mcp_url)
+        async with asyncio.timeout(60):
+            handle = await on_a.ask({"message": unique("Which worker?")})
+            seen = await on_b.get(handle["taskId"])  # at once: the handle left after the commit
+            assert seen["status"] == "input_required"
+            (key,) = seen["inputRequests"]
+            answer = {"action": "accept", "content": {"answer": "either"}}
+            await on_b.update(handle["taskId"], {key: answer})
+            done = await on_a.get(handle["taskId"])
+            assert done["status"] == "completed"
+            assert done["result"]["content"][0]["text"] == '{"answer":"either"}'
+            # And one a person answers in the inbox, read on the other worker.
+            other = await on_a.ask({"message": unique("Inbox on B?")}, caps=INBOX_CAPS)
+            admin = quickstart_admin(b)
+            async with signed_in_http(b, admin) as person:
+                await person.answer(ask_of(b, other["taskId"])["id"], answer="from B")
+            finished = await on_a.get(other["taskId"], caps=INBOX_CAPS)
+    assert finished["status"] == "completed"
+    assert finished["result"]["content"][0]["text"] == '{"answer":"from B"}'
