@@ -77,12 +77,19 @@ class TcpProxy:
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
+        # Tracked from the start: a cut while the upstream is being dialled must close this one
+        # too (left open, its transport was collected later and warned in an unrelated test).
+        self._writers.add(writer)
         try:
             upstream_reader, upstream_writer = await asyncio.open_connection(*self.target)
         except OSError:
+            self._writers.discard(writer)
             writer.transport.abort()
             return
-        self._writers.update((writer, upstream_writer))
+        if writer.transport.is_closing():  # cut meanwhile
+            upstream_writer.transport.abort()
+            return
+        self._writers.add(upstream_writer)
         try:
             await asyncio.gather(_pipe(reader, upstream_writer), _pipe(upstream_reader, writer))
         finally:
