@@ -48,6 +48,9 @@ class TcpProxy:
         self.cut()
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=10)
+        # Aborted transports close their sockets on the loop's next turn; a stopped loop never
+        # takes it, and the sockets were collected unclosed, warning in whatever test ran next.
+        self._loop.run_until_complete(_settle())
         self._loop.close()
 
     @contextlib.contextmanager
@@ -96,6 +99,17 @@ class TcpProxy:
             for each in (writer, upstream_writer):
                 self._writers.discard(each)
                 each.transport.abort()
+
+
+async def _settle() -> None:
+    """End what still runs on the proxy's loop and let every aborted transport close."""
+    current = asyncio.current_task()
+    tasks = [task for task in asyncio.all_tasks() if task is not current]
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    for _ in range(3):
+        await asyncio.sleep(0)
 
 
 async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
