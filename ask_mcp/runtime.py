@@ -191,7 +191,7 @@ def _watch_gauges() -> None:
 async def _sample_forever() -> None:
     while True:
         metrics.sample()
-        await asyncio.sleep(SAMPLE_SECONDS)
+        await asyncio.sleep(SAMPLE_SECONDS)  # a period, not a wait for an event: see SAMPLE_SECONDS
 
 
 _started_in: asyncio.AbstractEventLoop | None = None

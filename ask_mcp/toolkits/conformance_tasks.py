@@ -52,19 +52,20 @@ class TaskFixtures:
         seconds = arguments.get("seconds", 1)
         if isinstance(seconds, bool) or not isinstance(seconds, int | float):
             raise ToolError(f"seconds must be a number, got {seconds!r}")
+        # The scenario's own contract: a task that takes time (tasks-* poll it while it works).
         await asyncio.sleep(max(0.0, min(float(seconds), LONGEST_COMPUTE)))
         return f"Computed {arguments.get('label', 'result')} in {seconds} s."
 
     @tool("failing_job", task="required")
     async def failing_job(self, ctx: Context, arguments: dict[str, Any]) -> str:
         """Runs only as a task and fails after a second with a tool error (isError)."""
-        await asyncio.sleep(1.0)
+        await asyncio.sleep(1.0)  # the scenario reads the task as working before it fails
         raise ToolError("The job failed, as this fixture always does.")
 
     @tool("protocol_error_job", task="required")
     async def protocol_error_job(self, ctx: Context, arguments: dict[str, Any]) -> str:
         """Runs only as a task and ends in a JSON-RPC error after half a second."""
-        await asyncio.sleep(0.5)
+        await asyncio.sleep(0.5)  # the scenario reads the task as working before it errs
         raise JsonRpcError(INTERNAL_ERROR, "Internal error: the fixture's job broke on purpose")
 
     @tool("confirm_delete", input_schema=_object(filename="string"), task="required")

@@ -108,7 +108,7 @@ async def _settle() -> None:
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
-    for _ in range(3):
+    for _ in range(3):  # yields, not waits: the loop's turns that run connection_lost
         await asyncio.sleep(0)
 
 
