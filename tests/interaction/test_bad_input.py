@@ -9,7 +9,21 @@ lands, once. Bad input never crashes the server and never loses or overwrites an
 What other files already assert in full stays there: the validation ladder's header, version
 and method rungs (test_endpoint), an expired state's plain result (test_mrtr), random input
 (test_fuzz), a forged form post in a real browser (test_inbox), and NUL characters, which only
-PostgreSQL refuses (test_faults, against a PostgreSQL-backed pair of workers).
+PostgreSQL refuses (test_faults, against a PostgreSQL-backed pair of workers). The hardening
+cases live beside the attack they belong to, each with its exact answer:
+
+- tests/interaction/test_hardening.py: a 5,000-digit number in the inbox form, "must have at
+  most 100 digits", and a choice ticked twice, "has a choice more than once: a", both shown in
+  the form with the genuine answer still sent after them; `/static/%2e%2e/...` and
+  `/static/..%2f..%2fx`, 404; an optional field sent as `null`, left out, the accept stands; an
+  accept whose content is text, asked again with "(The previous answer could not be used: the
+  answer was text, not an object; name: an answer is required.)"; an `initialize` with
+  capabilities past the session cap, refused with the cap named; one token past its share of
+  the table, an `isError` result naming ELICITATION_PER_PRINCIPAL; an inbox socket from another
+  origin, closed before it opens; wrong passwords past the limit, 429 for that pair only.
+- tests/interaction/test_daphne_limits.py: a body declared or chunked past MAX_BODY_BYTES, 413
+  before the body is read; headers not complete within HEADER_TIMEOUT_SECONDS, 408; connections
+  past MAX_CONNECTIONS_PER_ADDRESS, 503.
 """
 
 from __future__ import annotations
