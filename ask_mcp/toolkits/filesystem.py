@@ -14,6 +14,7 @@ O_NOFOLLOW), where the product runs.
 from __future__ import annotations
 
 import asyncio
+import errno
 import fnmatch
 import json
 import math
@@ -37,6 +38,9 @@ DIRECTORY_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLO
 """How each directory on a path is opened: as a directory only, never through a link."""
 FILE_FLAGS: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 """How a file is opened: never through a link, and at once even if it became a FIFO meanwhile."""
+CHANGED_KIND: Final = frozenset({errno.ELOOP, errno.ENOTDIR, errno.ENXIO})
+"""What opening an entry answers when it became a link (ELOOP), a file where a directory was
+(ENOTDIR) or a socket (ENXIO) since it was looked at."""
 MAX_SEARCH_FILES: Final = 10_000
 """Files one search looks at by default: 10,000 small files in 100 directories were searched
 in 0.1-0.2 s on the 2-core test host (page cache warm), so the limit binds only on big trees."""
@@ -356,8 +360,9 @@ class FileSystem(Toolkit):
                 walk.tree(top, "/".join(names))
             elif fd is not None:
                 try:
-                    walk.check_time(path)
-                    walk.opened(fd, "/".join(names))
+                    walk.check_time("/".join(names))
+                    if not pattern or fnmatch.fnmatch(names[-1], pattern):
+                        walk.opened(fd, "/".join(names))
                 finally:
                     os.close(fd)
         except _Stopped as stop:
@@ -368,11 +373,12 @@ class FileSystem(Toolkit):
             "truncated": stopped is not None,
             "files_searched": walk.searched,
         }
-        if walk.binary or walk.too_large or walk.not_regular:
+        if walk.binary or walk.too_large or walk.not_regular or walk.unreadable:
             found["skipped"] = {
                 "binary": walk.binary,
                 "too_large": walk.too_large,
                 "not_regular": walk.not_regular,
+                "unreadable": walk.unreadable,
             }
         if stopped is not None:
             found["stopped"] = stopped
@@ -397,16 +403,24 @@ class _Search:
         self.deadline = time.monotonic() + kit.max_search_seconds
         self.matches: list[dict[str, Any]] = []
         self.looked_at = self.bytes_read = 0
-        self.searched = self.binary = self.too_large = self.not_regular = 0
+        self.searched = self.binary = self.too_large = self.not_regular = self.unreadable = 0
 
     def stop(self, cap: str, limit: float, where: str) -> _Stopped:
         files = f"{self.looked_at} file" + ("" if self.looked_at == 1 else "s")
+        value = f"{limit:g}" if isinstance(limit, float) else str(limit)  # 64 MiB, not 6.7e+07
         return _Stopped(
-            f"Search stopped at the limit {cap}={limit:g} after looking at {files} "
+            f"Search stopped at the limit {cap}={value} after looking at {files} "
             f"({self.bytes_read} bytes read); {where} and everything after it in the walk "
             f"was not searched. Narrow the search with `path` or `glob`, or raise {cap} in "
             "the FileSystem toolkit's settings."
         )
+
+    def skip(self, exc: OSError) -> None:
+        """Count an entry that could not be opened: it became a link or socket, or is unreadable."""
+        if exc.errno in CHANGED_KIND:
+            self.not_regular += 1
+        else:
+            self.unreadable += 1
 
     def check_time(self, shown: str) -> None:
         if time.monotonic() >= self.deadline:
@@ -430,8 +444,8 @@ class _Search:
                 self.check_time(below)
                 try:
                     child = os.open(name, DIRECTORY_FLAGS, dir_fd=fd)
-                except OSError:  # swapped for a link or a file since the scan, or gone
-                    self.not_regular += 1
+                except OSError as exc:  # swapped for a link or a file since the scan, or gone
+                    self.skip(exc)
                     continue
                 stack.append((child, below, []))  # on the stack first: closed if the scan stops
                 stack[-1] = (child, below, self.directory(child, below))
@@ -443,9 +457,15 @@ class _Search:
         """Search the files of one directory; answers its subdirectories, last first (a stack)."""
         files: list[str] = []
         subdirectories: list[str] = []
-        with os.scandir(fd) as scan:
-            for entry in scan:
-                self.check_time(f"{here}/{entry.name}" if here else entry.name)
+        self.check_time(here or ".")
+        try:
+            scan = os.scandir(fd)
+        except OSError as exc:
+            self.skip(exc)
+            return []
+        with scan:
+            for entry in scan:  # in the directory's own order: the limit names the directory
+                self.check_time(here or ".")
                 if entry.is_dir(follow_symlinks=False):
                     subdirectories.append(entry.name)
                 elif entry.is_file(follow_symlinks=False):
@@ -464,8 +484,8 @@ class _Search:
             raise self.stop("max_search_files", self.kit.max_search_files, repr(shown))
         try:
             fd = os.open(name, FILE_FLAGS, dir_fd=parent)
-        except OSError:  # swapped for a link (ELOOP), a socket (ENXIO), or gone since the scan
-            self.not_regular += 1
+        except OSError as exc:  # swapped for a link or a socket, or gone since the scan
+            self.skip(exc)
             return
         try:
             if stat.S_ISREG(os.fstat(fd).st_mode):
@@ -521,8 +541,10 @@ def _open_regular(path: str, names: list[str], parent: int, tool_name: str) -> i
         raise ToolError(f"{path!r} does not exist under the file root.") from None
     except PermissionError:
         raise ToolError(f"{path!r} cannot be opened (permission denied).") from None
-    except OSError as exc:  # ELOOP: swapped for a link; ENXIO: for a socket
-        raise ToolError(f"{path!r} changed while it was being opened; try again.") from exc
+    except OSError as exc:
+        if exc.errno in CHANGED_KIND:
+            raise ToolError(f"{path!r} changed while it was being opened; try again.") from None
+        raise ToolError(f"{path!r} cannot be opened ({exc.strerror}).") from None
     mode = os.fstat(fd).st_mode
     if refused := _refused_kind(path, shown, mode, tool_name, final=True):
         os.close(fd)
@@ -550,9 +572,11 @@ def _refused_kind(
     if final and stat.S_ISDIR(mode):
         return ToolError(f"{path!r} is a directory; use the list tool for directories.")
     kind = _kind(mode)
-    if not final:
-        if stat.S_ISREG(mode) and reached == _plain(path):
+    if not final and reached == _plain(path):  # the directory a listing or search wanted
+        if stat.S_ISREG(mode):
             return ToolError(f"{path!r} is a file, not a directory; use the read tool for files.")
+        return ToolError(f"{path!r} is {kind}, not a directory.")
+    if not final:
         return ToolError(f"{path!r} goes through {reached!r}, which is {kind}, not a directory.")
     return ToolError(
         f"{path!r} is {kind}, not a regular file; {tool_name} opens regular files only "
