@@ -1,7 +1,8 @@
 """The catalogue of bad input: each kind a client or a visitor can send, with the exact answer it gets.
 
 One table per surface: /mcp bodies, `user_ask` arguments at the extremes, HTTP headers (raw bytes
-through daphne), Mcp-Param headers, requestState abuse, forged session ids and inbox form posts.
+through daphne), Mcp-Param headers, requestState abuse, the FileSystem toolkit's paths and
+search limits, forged session ids and inbox form posts.
 Every row states status, code and the words a person or a model reads, and the rows that
 touch a waiting question also show that the question is undisturbed: its genuine answer still
 lands, once. Bad input never crashes the server and never loses or overwrites an answer.
@@ -32,11 +33,14 @@ import asyncio
 import base64
 import contextlib
 import json
+import os
 import secrets
 import socket
+import stat
 import uuid
 from collections.abc import AsyncIterator, Callable, MutableMapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -44,7 +48,7 @@ import httpx2
 import pytest
 import pytest_asyncio
 from mcp import MCPError
-from mcp.types import CallToolResult, InputRequiredResult
+from mcp.types import CallToolResult, InputRequiredResult, TextContent
 
 from ask_mcp import MCPServer
 from ask_mcp.protocol.jsonrpc import MAX_DEPTH
@@ -56,6 +60,9 @@ from tests.interaction.test_mrtr import accept, text_of
 from tests.support import calls
 from tests.support.asgi_client import AsgiRequest
 from tests.support.browser import Person, add_user
+from tests.support.filesystem import client as fs_client
+from tests.support.filesystem import filesystem_server
+from tests.support.filesystem import text as fs_text
 from tests.support.inbox_http import HeldCall, SignedIn, held_call, page_text, signed_in_http
 from tests.support.live import LiveServer, LiveServers
 from tests.support.wire import (
@@ -695,6 +702,225 @@ async def test_a_bad_state_is_refused_and_the_parked_call_still_gets_its_answer(
     assert refused.value.data == {"reason": case.reason}
     assert str(refused.value) == f"Invalid requestState: {case.text}"
     assert isinstance(done, CallToolResult) and text_of(done) == '{"answer":"eu-west"}'
+
+
+# ---------------------------------------------------------------- FileSystem paths and searches
+
+
+LIMITS = {"max_search_files": 3, "max_search_bytes": 100, "max_matches": 2}
+"""The FileSystem limits of the catalogue's server, small enough for a tree of a few files."""
+NO_TIME = {"max_search_seconds": 1e-06}
+"""A time limit that has passed by the first check: no search can look at a single file."""
+GUIDE = "step one\nstep two: deploy\n"
+SIXTY = "deploy " + "x" * 52 + "\n"
+"""60 bytes: two such files pass the 100-byte limit."""
+
+
+@pytest.fixture(scope="module")
+def fs_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """root/ with text, binary, links in and out, a FIFO, a socket, a device; secret/ beside it."""
+    base = tmp_path_factory.mktemp("fs")
+    root = base / "root"
+    (root / "docs").mkdir(parents=True)
+    (root / "notes.md").write_text("# Notes\nDeploy on Friday.\n")
+    (root / "docs" / "guide.txt").write_text(GUIDE)
+    (root / "image.bin").write_bytes(b"\x89PNG\x00\x01\x02")
+    (root / "latin1.txt").write_bytes("caf\xe9\n".encode("latin-1"))
+    (base / "secret").mkdir()
+    (base / "secret" / "key.txt").write_text("deploy key: hunter2\n")
+    os.symlink("../secret/key.txt", root / "leak.txt")
+    os.symlink("../secret", root / "leakdir")
+    os.symlink("docs", root / "docs-link")
+    os.mkfifo(root / "pipe")
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind(str(root / "sock"))  # the socket file stays after the socket closes
+    if os.geteuid() == 0:  # only root may make a device node
+        os.mknod(root / "null", stat.S_IFCHR | 0o600, os.makedev(1, 3))
+    (root / "caps" / "many").mkdir(parents=True)
+    for name in "abcde":  # one match, in the first file: under the match limit
+        (root / "caps" / "many" / f"{name}.txt").write_text("deploy\n" if name == "a" else "x\n")
+    (root / "caps" / "big").mkdir()
+    for name in "ab":
+        (root / "caps" / "big" / f"{name}.txt").write_text(SIXTY)
+    (root / "caps" / "matches").mkdir()
+    (root / "caps" / "matches" / "a.txt").write_text("deploy 1\ndeploy 2\ndeploy 3\n")
+    return root
+
+
+@dataclass(frozen=True)
+class FsCase:
+    tool: str
+    arguments: dict[str, Any]
+    text: str
+    """The whole text of an error; for a search that stopped, its `stopped` sentence."""
+    matches: list[tuple[str, int]] | None = None
+    """For a search that stopped: the (path, line) of the matches found before it did."""
+    limits: dict[str, Any] = field(default_factory=lambda: LIMITS)
+
+
+LINKS = (
+    "links under the file root are never followed, so give the path of the file or directory "
+    "itself."
+)
+NOT_REGULAR = "opens regular files only (never pipes, sockets or devices)."
+
+
+def stopped(cap: str, limit: str, files: str, read: int, where: str) -> str:
+    return (
+        f"Search stopped at the limit {cap}={limit} after looking at {files} ({read} bytes "
+        f"read); {where} and everything after it in the walk was not searched. Narrow the "
+        f"search with `path` or `glob`, or raise {cap} in the FileSystem toolkit's settings."
+    )
+
+
+FS_CASES: dict[str, FsCase] = {
+    "an absolute path": FsCase(
+        "fs_read",
+        {"path": "/etc/passwd"},
+        "'/etc/passwd' is an absolute path; paths are relative to the file root (for example "
+        "'notes/todo.md', or '.' for the root itself).",
+    ),
+    "'..' that climbs out": FsCase(
+        "fs_read",
+        {"path": "../secret/key.txt"},
+        "'../secret/key.txt' contains '..'; paths only go down from the file root, so give the "
+        "path without '..' (for example 'notes/todo.md').",
+    ),
+    "'..' that stays inside": FsCase(
+        "fs_read",
+        {"path": "docs/../notes.md"},
+        "'docs/../notes.md' contains '..'; paths only go down from the file root, so give the "
+        "path without '..' (for example 'notes/todo.md').",
+    ),
+    "a NUL character": FsCase(
+        "fs_read",
+        {"path": "notes.md\x00.txt"},
+        "'notes.md\\x00.txt' contains a NUL character; give a plain relative path.",
+    ),
+    "a link to a file outside": FsCase(
+        "fs_read", {"path": "leak.txt"}, f"'leak.txt' is a symbolic link; {LINKS}"
+    ),
+    "a path through a link to a directory outside": FsCase(
+        "fs_read",
+        {"path": "leakdir/key.txt"},
+        f"'leakdir/key.txt' goes through 'leakdir', a symbolic link; {LINKS}",
+    ),
+    "a path through a link that stays inside": FsCase(
+        "fs_read",
+        {"path": "docs-link/guide.txt"},
+        f"'docs-link/guide.txt' goes through 'docs-link', a symbolic link; {LINKS}",
+    ),
+    "a FIFO (it used to block the read forever)": FsCase(
+        "fs_read",
+        {"path": "pipe"},
+        f"'pipe' is a FIFO (named pipe), not a regular file; read {NOT_REGULAR}",
+    ),
+    "a socket": FsCase(
+        "fs_read", {"path": "sock"}, f"'sock' is a socket, not a regular file; read {NOT_REGULAR}"
+    ),
+    "a device": FsCase(
+        "fs_read",
+        {"path": "null"},
+        f"'null' is a character device, not a regular file; read {NOT_REGULAR}",
+    ),
+    "a directory": FsCase(
+        "fs_read", {"path": "docs"}, "'docs' is a directory; use the list tool for directories."
+    ),
+    "a file taken for a directory": FsCase(
+        "fs_read",
+        {"path": "notes.md/x"},
+        "'notes.md/x' goes through 'notes.md', which is a regular file, not a directory.",
+    ),
+    "a file that does not exist": FsCase(
+        "fs_read", {"path": "missing.txt"}, "'missing.txt' does not exist under the file root."
+    ),
+    "a binary file": FsCase(
+        "fs_read",
+        {"path": "image.bin"},
+        "'image.bin' is a binary file (7 bytes); read returns text files only.",
+    ),
+    "a file that is not UTF-8": FsCase(
+        "fs_read",
+        {"path": "latin1.txt"},
+        "'latin1.txt' is not UTF-8 text (5 bytes); read returns text files only.",
+    ),
+    "an offset past the end": FsCase(
+        "fs_read",
+        {"path": "notes.md", "offset": 99},
+        "offset 99 is past the end of 'notes.md' (26 bytes).",
+    ),
+    "listing a file": FsCase(
+        "fs_list",
+        {"path": "notes.md"},
+        "'notes.md' is a file, not a directory; use the read tool for files.",
+    ),
+    "listing through a link": FsCase(
+        "fs_list", {"path": "leakdir"}, f"'leakdir' is a symbolic link; {LINKS}"
+    ),
+    "listing a FIFO": FsCase(
+        "fs_list",
+        {"path": "pipe"},
+        "'pipe' is a FIFO (named pipe), not a directory.",
+    ),
+    "searching a FIFO": FsCase(
+        "fs_search",
+        {"query": "x", "path": "pipe"},
+        f"'pipe' is a FIFO (named pipe), not a regular file; search {NOT_REGULAR}",
+    ),
+    "searching through a link": FsCase(
+        "fs_search",
+        {"query": "deploy", "path": "leakdir"},
+        f"'leakdir' is a symbolic link; {LINKS}",
+    ),
+    "a search past the file limit": FsCase(
+        "fs_search",
+        {"query": "deploy", "path": "caps/many"},
+        stopped("max_search_files", "3", "3 files", 11, "'caps/many/d.txt'"),
+        matches=[("caps/many/a.txt", 1)],
+    ),
+    "a search past the byte limit": FsCase(
+        "fs_search",
+        {"query": "deploy", "path": "caps/big"},
+        stopped("max_search_bytes", "100", "1 file", 60, "'caps/big/b.txt'"),
+        matches=[("caps/big/a.txt", 1)],
+    ),
+    "a search past the match limit": FsCase(
+        "fs_search",
+        {"query": "deploy", "path": "caps/matches"},
+        stopped("max_matches", "2", "1 file", 27, "'caps/matches/a.txt' from line 3"),
+        matches=[("caps/matches/a.txt", 1), ("caps/matches/a.txt", 2)],
+    ),
+    "a search past the time limit": FsCase(
+        "fs_search",
+        {"query": "x", "path": "caps/many"},
+        stopped("max_search_seconds", "1e-06", "0 files", 0, "'caps/many'"),
+        matches=[],
+        limits=NO_TIME,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", FS_CASES.values(), ids=list(FS_CASES))
+async def test_a_bad_path_or_a_search_past_a_limit_gets_its_exact_answer(
+    live_servers: LiveServers, fs_root: Path, case: FsCase
+) -> None:
+    if case.arguments.get("path") == "null" and not (fs_root / "null").exists():
+        pytest.skip("making a device node needs root")
+    server = filesystem_server(live_servers, fs_root, **case.limits)
+    # Bounded: before the fix the FIFO row never answered, so the bound is the failure.
+    async with asyncio.timeout(30), fs_client(server) as client:
+        result = await client.call_tool(case.tool, case.arguments)
+    if case.matches is None:
+        assert result.is_error is True
+        assert result.content == [TextContent(type="text", text=case.text)]
+    else:  # a normal result: the matches found so far, and which limit stopped it
+        assert result.is_error is False
+        found = json.loads(fs_text(result))
+        assert found["truncated"] is True
+        assert found["stopped"] == case.text
+        assert [(m["path"], m["line"]) for m in found["matches"]] == case.matches
+    assert "hunter2" not in fs_text(result)
+    assert str(fs_root.parent) not in fs_text(result)  # the real location is never shown
 
 
 # ---------------------------------------------------------------- forged session ids

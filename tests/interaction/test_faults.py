@@ -1,6 +1,7 @@
 """Faults: clients that leave at every step, a server killed mid-question, Redis and PostgreSQL away
-for a moment, SQLite locked by another writer. No place in the table leaks, nothing stays
-pending forever, every error says what happened, and no answer is lost.
+for a moment, files swapped under the FileSystem's reads, SQLite locked by another writer. No
+place in the table leaks, nothing stays pending forever, nothing is read from outside a root,
+every error says what happened, and no answer is lost.
 
 Live daphne servers throughout; the multi-worker outages cut a loopback TCP proxy in front of
 the machine's Redis and PostgreSQL (tests/support/proxy.py) rather than the services themselves.
@@ -11,11 +12,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import socket
 import sqlite3
 import subprocess
 import sys
+import threading
 import uuid
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +36,9 @@ from ask_mcp.workers.relay import LAYER_DOWN_TEXT
 from tests.support import calls
 from tests.support.browser import WEB_CONFIG, Person, quickstart_admin
 from tests.support.calls import answer_round, by_message, call_body, first_round, probe, rpc, text
+from tests.support.filesystem import client as fs_client
+from tests.support.filesystem import filesystem_server
+from tests.support.filesystem import text as fs_text
 from tests.support.inbox_http import held_call, page_text, signed_in_http
 from tests.support.live import ROOT, LiveServer, LiveServers
 from tests.support.proxy import TcpProxy
@@ -441,6 +448,120 @@ async def test_nul_characters_postgresql_cannot_store_are_recorded_and_lose_noth
     row = by_message(rows, asked.replace("\x00", "\ufffd"))
     assert (row["status"], row["answer"]) == ("accepted", {"answer": "a\ufffdb"})
     assert by_message(rows, shown)["answer"] == {"answer": "c\ufffdd"}
+
+
+# ---------------------------------------------------------------- files changing under the FileSystem's reads
+
+
+READS = 2_000
+"""As many reads as issue 20's race ran: 26 of them escaped the root before reads walked descriptors."""
+AT_ONCE = 8
+"""Reads in flight together: more than the server's 6 worker threads (2 cores), so they overlap."""
+LINKS_NEVER_FOLLOWED = (
+    "links under the file root are never followed, so give the path of the file or directory "
+    "itself."
+)
+
+
+@contextlib.contextmanager
+def swapping(swap: Callable[[], None]) -> Iterator[list[int]]:
+    """Run `swap` again and again in a thread while the block runs; yields [swaps done]."""
+    done = threading.Event()
+    swaps = [0]
+
+    def run() -> None:
+        while not done.is_set():
+            swap()
+            swaps[0] += 1
+
+    thread = threading.Thread(target=run, name="swapper", daemon=True)
+    thread.start()
+    try:
+        yield swaps
+    finally:
+        done.set()
+        thread.join(timeout=10)  # one swap is four syscalls: it ends at once
+        assert not thread.is_alive()
+
+
+async def read_many(server: LiveServer, path: str, reads: int) -> Counter[str]:
+    """`reads` fs_read calls of `path`, AT_ONCE at a time; how often each answer came."""
+    answers: Counter[str] = Counter()
+    gate = asyncio.Semaphore(AT_ONCE)
+    async with fs_client(server) as client:
+
+        async def one() -> None:
+            async with gate:
+                result = await client.call_tool("fs_read", {"path": path})
+            answers[("error: " if result.is_error else "") + fs_text(result)] += 1
+
+        await asyncio.gather(*(one() for _ in range(reads)))
+    return answers
+
+
+@pytest.fixture(scope="module")
+def racing_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    base = tmp_path_factory.mktemp("race")
+    (base / "root" / "d").mkdir(parents=True)
+    (base / "root" / "d" / "f.txt").write_text("inside\n")
+    (base / "root" / "p.txt").write_text("plain\n")
+    (base / "outside").mkdir()
+    (base / "outside" / "f.txt").write_text("SECRET outside the root\n")
+    return base / "root"
+
+
+async def test_a_directory_swapped_for_a_link_out_never_lets_a_read_escape(
+    live_servers: LiveServers, racing_root: Path
+) -> None:
+    server = filesystem_server(live_servers, racing_root)
+    real, link, outside = racing_root / "d", racing_root / "d.real", racing_root.parent / "outside"
+
+    def swap() -> None:  # d: the real directory, then a link to outside/, then the directory
+        os.rename(real, link)
+        os.symlink(outside, real)
+        os.unlink(real)
+        os.rename(link, real)
+
+    async with asyncio.timeout(300):  # 2,000 calls through daphne took 25 s on 2 shared cores
+        with swapping(swap) as swaps:
+            answers = await read_many(server, "d/f.txt", READS)
+    assert not any("SECRET" in answer for answer in answers)
+    through_link = f"error: 'd/f.txt' goes through 'd', a symbolic link; {LINKS_NEVER_FOLLOWED}"
+    allowed = {
+        "inside\n",
+        through_link,
+        "error: 'd/f.txt' does not exist under the file root.",  # between the renames
+        "error: 'd/f.txt' changed while it was being opened; try again.",  # a link, then not
+    }
+    assert set(answers) <= allowed, answers
+    # The race was run, not dodged: reads found the directory, and found the link in its place.
+    assert answers["inside\n"] > 0 and answers[through_link] > 0, answers
+    assert swaps[0] > 0 and sum(answers.values()) == READS
+
+
+async def test_a_file_swapped_for_a_fifo_never_blocks_a_read(
+    live_servers: LiveServers, racing_root: Path
+) -> None:
+    server = filesystem_server(live_servers, racing_root)
+    target, fifo, plain = racing_root / "p.txt", racing_root / "fifo.tmp", racing_root / "p.tmp"
+
+    def swap() -> None:  # p.txt: a regular file, then a FIFO, each put in place by one rename
+        os.mkfifo(fifo)
+        os.rename(fifo, target)
+        plain.write_text("plain\n")
+        os.rename(plain, target)
+
+    # Bounded: a read that opened the FIFO would wait for a writer forever; this is the failure.
+    async with asyncio.timeout(120):
+        with swapping(swap) as swaps:
+            answers = await read_many(server, "p.txt", READS // 4)
+    is_fifo = (
+        "error: 'p.txt' is a FIFO (named pipe), not a regular file; read opens regular files "
+        "only (never pipes, sockets or devices)."
+    )
+    assert set(answers) <= {"plain\n", is_fifo}, answers
+    assert answers["plain\n"] > 0 and answers[is_fifo] > 0, answers
+    assert swaps[0] > 0
 
 
 # ---------------------------------------------------------------- SQLite locked

@@ -1,4 +1,9 @@
-"""FileSystem through the server's dispatch: listing, reading, searching, and every way out of the root refused."""
+"""FileSystem through the server's dispatch: listing, reading, searching, every way out of the root refused, and its settings.
+
+The exact answer to each bad path and each search limit, on a live server through the official
+client, is in the bad-input catalogue (tests/interaction/test_bad_input.py); a directory swapped
+for a link while reads run, and a file swapped for a FIFO, are in the fault tests.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.core.checks import run_checks
+from django.test import override_settings
 
 from ask_mcp import MCPServer
 from ask_mcp.toolkits import ToolkitConfigError
+from ask_mcp.toolkits.filesystem import FileSystem
 from tests.support.scripted import call_tool
 
 
@@ -44,7 +52,7 @@ def text(result: dict[str, Any]) -> str:
     return "".join(block["text"] for block in result["content"])
 
 
-async def test_list_shows_entries_with_types_sizes_and_links_leaving_the_root(tree: Path) -> None:
+async def test_list_shows_entries_with_types_sizes_and_links_it_never_follows(tree: Path) -> None:
     result = await call(tree, "fs_list", {})
     listing = json.loads(text(result))
     assert result["isError"] is False
@@ -55,8 +63,9 @@ async def test_list_shows_entries_with_types_sizes_and_links_leaving_the_root(tr
         by_name["notes.md"]["type"] == "file"
         and by_name["notes.md"]["size"] == (tree / "notes.md").stat().st_size
     )
-    assert by_name["leak.txt"] == {"name": "leak.txt", "type": "symlink", "outside_root": True}
-    assert by_name["docs-link"]["target_type"] == "directory"
+    # A link is named as one, pointing in or out: nothing is read through it, not even its kind.
+    assert by_name["leak.txt"] == {"name": "leak.txt", "type": "symlink"}
+    assert by_name["docs-link"] == {"name": "docs-link", "type": "symlink"}
     assert "next_offset" not in listing
 
 
@@ -79,8 +88,9 @@ async def test_read_returns_the_text_of_a_file(tree: Path) -> None:
     result = await call(tree, "fs_read", {"path": "docs/guide.txt"})
     assert result["isError"] is False
     assert text(result) == "step one\nstep two: deploy\n"
-    inside_link = await call(tree, "fs_read", {"path": "docs-link/../docs/guide.txt"})
-    assert text(inside_link) == "step one\nstep two: deploy\n"
+    assert text(await call(tree, "fs_read", {"path": "./docs//guide.txt"})) == (
+        "step one\nstep two: deploy\n"
+    )
 
 
 async def test_a_long_file_is_read_in_pieces_without_splitting_characters(tmp_path: Path) -> None:
@@ -106,11 +116,13 @@ async def test_a_long_file_is_read_in_pieces_without_splitting_characters(tmp_pa
     "path, words",
     [
         ("/etc/passwd", "is an absolute path"),
-        ("../secret/key.txt", "climbs out of the file root with '..'"),
-        ("docs/../../secret/key.txt", "climbs out of the file root"),
-        ("leak.txt", "symbolic link that points outside the file root"),
-        ("leakdir/key.txt", "symbolic link that points outside the file root"),
-        ("sibling/x.txt", "symbolic link that points outside the file root"),
+        ("../secret/key.txt", "contains '..'"),
+        ("docs/../../secret/key.txt", "contains '..'"),
+        ("docs/../notes.md", "contains '..'"),
+        ("leak.txt", "is a symbolic link; links under the file root are never followed"),
+        ("leakdir/key.txt", "goes through 'leakdir', a symbolic link"),
+        ("sibling/x.txt", "goes through 'sibling', a symbolic link"),
+        ("docs-link/guide.txt", "goes through 'docs-link', a symbolic link"),
         ("missing.txt", "does not exist under the file root"),
         ("image.bin", "is a binary file (7 bytes)"),
         ("latin1.txt", "is not UTF-8 text"),
@@ -139,8 +151,9 @@ async def test_search_finds_lines_case_insensitively_and_never_leaves_the_root(t
         {"path": "notes.md", "line": 2, "text": "Deploy on Friday."},
         {"path": "docs/guide.txt", "line": 2, "text": "step two: deploy"},
     ]
-    assert found["truncated"] is False
-    assert found["skipped"] == {"binary": 1, "too_large": 0}
+    assert found["truncated"] is False and "stopped" not in found
+    # the four links are counted, never opened
+    assert found["skipped"] == {"binary": 1, "too_large": 0, "not_regular": 4, "unreadable": 0}
 
 
 async def test_search_filters_by_glob_and_stops_at_the_match_limit(tree: Path) -> None:
@@ -151,6 +164,7 @@ async def test_search_filters_by_glob_and_stops_at_the_match_limit(tree: Path) -
     ]
     limited = json.loads(text(await call(tree, "fs_search", {"query": "friday"}, max_matches=1)))
     assert len(limited["matches"]) == 1 and limited["truncated"] is True
+    assert limited["stopped"].startswith("Search stopped at the limit max_matches=1 after ")
     escaping = await call(tree, "fs_search", {"query": "deploy", "path": "leakdir"})
     assert escaping["isError"] is True
 
@@ -175,7 +189,8 @@ def test_configuration_mistakes_name_the_toolkit_and_its_settings(tmp_path: Path
         MCPServer("fs", tools={"FileSystem": {}})
     assert str(missing.value) == (
         "Toolkit 'FileSystem' needs the setting(s) 'root'; valid settings: prefix, root, "
-        "max_read_bytes, page_size, max_matches, max_search_file_bytes"
+        "max_read_bytes, page_size, max_matches, max_search_file_bytes, max_search_files, "
+        "max_search_bytes, max_search_seconds"
     )
     with pytest.raises(ToolkitConfigError, match="is not a directory"):
         MCPServer("fs", tools={"FileSystem": {"root": str(tmp_path / "nope")}})
@@ -190,3 +205,43 @@ def test_the_tools_are_read_only_and_prefixed_fs_by_default(tmp_path: Path) -> N
         assert tool.annotations == {"readOnlyHint": True, "openWorldHint": False}
     bare = MCPServer("fs", tools={"FileSystem": {"root": str(tmp_path), "prefix": ""}})
     assert list(bare.tools) == ["list", "read", "search"]
+
+
+@pytest.mark.parametrize(
+    "option, value, words",
+    [
+        ("max_search_files", 0, "max_search_files must be a positive integer, got 0"),
+        ("max_search_bytes", "64M", "max_search_bytes must be a positive integer, got '64M'"),
+        (
+            "max_search_seconds",
+            0,
+            "max_search_seconds must be a positive number of seconds, got 0",
+        ),
+        (
+            "max_search_seconds",
+            float("inf"),
+            "max_search_seconds must be a positive number of seconds, got inf",
+        ),
+        (
+            "max_search_seconds",
+            True,
+            "max_search_seconds must be a positive number of seconds, got True",
+        ),
+    ],
+)
+def test_a_bad_search_limit_is_named_by_the_system_check(
+    tmp_path: Path, option: str, value: object, words: str
+) -> None:
+    toolkits = {"FileSystem": {"root": str(tmp_path), option: value}}
+    with override_settings(ASK_MCP={"TOOLKITS": toolkits}):
+        (message,) = [m for m in run_checks(databases=[]) if m.id == "ask_mcp.E006"]
+    assert message.msg == f"ASK_MCP['TOOLKITS']: Toolkit 'FileSystem': FileSystem: {words}"
+
+
+def test_the_search_limits_have_their_documented_defaults(tmp_path: Path) -> None:
+    kit = FileSystem(root=str(tmp_path))
+    assert (kit.max_search_files, kit.max_search_bytes, kit.max_search_seconds) == (
+        10_000,
+        64 * 1024 * 1024,
+        10.0,
+    )

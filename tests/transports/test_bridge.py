@@ -156,4 +156,4 @@ async def test_sdk_objects_and_junk_calls_are_answered_not_raised(tmp_path: Path
     )
     assert messages[0] == {"role": "tool", "tool_call_id": "call_1", "content": "alpha\n"}
     assert messages[1]["content"].startswith("Error: The tool call has no `function` object")
-    assert "climbs out of the file root" in messages[2]["content"]
+    assert "contains '..'; paths only go down from the file root" in messages[2]["content"]
