@@ -24,7 +24,7 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import httpx2
 import pytest
@@ -49,12 +49,14 @@ from tests.support.nginx import (
 from tests.support.services import postgres_database, require_services
 from tests.support.wire import assert_valid, headers_for, request_body
 
-HOST = "localhost"
-PROXIED_CONFIG = {**WEB_CONFIG, "ALLOW_ANONYMOUS_LOOPBACK": False}
+pytestmark = pytest.mark.asyncio(loop_scope="session")  # the browser lives in the session's loop
+
+HOST: Final = "localhost"
+"""The test's `server_name` and the certificate's name (loopback, so no resolver is involved)."""
+PROXIED_CONFIG: Final = {**WEB_CONFIG, "ALLOW_ANONYMOUS_LOOPBACK": False}
 """The inbox configuration with tokens required: behind nginx every request comes from loopback
 (ask_mcp.E070 refuses anonymous loopback there)."""
-pytestmark = pytest.mark.asyncio(loop_scope="session")  # the browser lives in the session's loop
-MAX_BODY_BYTES = 1024 * 1024
+MAX_BODY_BYTES: Final = 1024 * 1024
 """The default MAX_BODY_BYTES, which the block's `client_max_body_size 1m` equals."""
 
 
@@ -108,26 +110,30 @@ def front(live_servers: LiveServers, tmp_path_factory: pytest.TempPathFactory) -
             check=True,
             timeout=180,
         )
-        a = live_servers.start(PROXIED_CONFIG, extra_env=env)
-        b = live_servers.start(PROXIED_CONFIG, extra_env=env)
-        port = free_port()
-        block = localised(
-            readme_block(),
-            port=port,
-            certificate=certificate,
-            key=key,
-            upstreams=[a.base_url.removeprefix("http://"), b.base_url.removeprefix("http://")],
-            server_name=HOST,
-        )
-        nginx = start(prefix, block, port)
+        workers: list[LiveServer] = []
+        nginx: Nginx | None = None
         try:
+            # One by one, so a worker that started is stopped when the next one fails to.
+            workers.append(a := live_servers.start(PROXIED_CONFIG, extra_env=env))
+            workers.append(b := live_servers.start(PROXIED_CONFIG, extra_env=env))
+            port = free_port()
+            block = localised(
+                readme_block(),
+                port=port,
+                certificate=certificate,
+                key=key,
+                upstreams=[a.base_url.removeprefix("http://"), b.base_url.removeprefix("http://")],
+                server_name=HOST,
+            )
+            nginx = start(prefix, block, port)
             person = add_user(a, f"tls{uuid.uuid4().hex[:6]}", staff=True)
             token = a.manage("createtoken", person.username, "--name", "nginx").strip()
             yield Front(f"https://{HOST}:{port}", certificate, nginx, a, b, person, token)
         finally:
-            nginx.stop()
-            live_servers.stop(a)
-            live_servers.stop(b)
+            if nginx is not None:
+                nginx.stop()
+            for worker in workers:
+                live_servers.stop(worker)
 
 
 @asynccontextmanager

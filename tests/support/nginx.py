@@ -1,11 +1,12 @@
-"""Debian's nginx in front of live workers, configured by the README's own ```nginx block; found, or skipped with a reason.
+"""Debian's nginx in front of live workers, configured by the README's own ```nginx block; knows nothing of what the workers serve.
 
 The block is read out of README.md and changed only where a test machine must differ from
 ask.example.com: the listening port (bound to loopback), the certificate paths, the upstream
 addresses and `server_name`. Each change must find its text exactly once, so a README edit that
 moves one of them fails here instead of testing something else. The test's own master process
 runs from a temporary prefix (`nginx -p`), never the machine's nginx service, and is stopped by
-its id.
+its id. Missing nginx skips the test with a reason, or fails it under
+ASKSERVER_REQUIRE_SERVICES=1 (CI).
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ from tests.support.live import ROOT
 NGINX: Final = Path("/usr/sbin/nginx")
 """Debian's nginx (`apt-get install nginx`; .ci/run installs it)."""
 OPENSSL: Final = "openssl"
+"""Makes the self-signed certificate (Debian's openssl, on every machine nginx is)."""
 README: Final = ROOT / "README.md"
+"""Where the block is read from: the README is what runs."""
 START_TIMEOUT: Final = 15.0
 """Seconds nginx may take to listen: it reads its configuration and binds in well under one."""
 
@@ -111,7 +114,8 @@ class Nginx:
 
     def stop(self) -> None:
         if self.process.poll() is None:
-            self.process.send_signal(signal.SIGQUIT)  # nginx's graceful stop
+            # nginx's fast stop: a graceful one (QUIT) would wait for any stream still open.
+            self.process.send_signal(signal.SIGTERM)
             try:
                 self.process.wait(timeout=10)
             except subprocess.TimeoutExpired:
