@@ -1,4 +1,4 @@
-"""System checks for the `ASK_MCP` setting, the renamed environment variables, and the channel layer the endpoint relies on.
+"""System checks for the `ASK_MCP` setting, the renamed environment variables, the channel layer the endpoint relies on, and a TLS proxy in front.
 
 One small check per setting, composed by :func:`check_ask_mcp_settings`, as Django's admin
 composes its `_check_<option>` methods; the shared `_must_be_*` helpers say what a value must
@@ -81,6 +81,7 @@ def check_ask_mcp_settings(
         _check_metrics,
         _check_database_url,
         _check_redis_url,
+        _check_behind_a_proxy,
     ]
     return [message for check in checks for message in check()]
 
@@ -409,6 +410,39 @@ def _check_redis_url() -> Messages:
             id="ask_mcp.E055",
         )
     ]
+
+
+def _check_behind_a_proxy() -> Messages:
+    """With the proxy's scheme trusted (a TLS proxy is in front), cookies must be Secure (W070)
+    and loopback must not mean "no token needed" (E070): a proxy on the same machine forwards
+    every request from 127.0.0.1."""
+    if not settings.SECURE_PROXY_SSL_HEADER:
+        return []
+    messages: Messages = []
+    if conf.get("ALLOW_ANONYMOUS_LOOPBACK") is True:
+        messages.append(
+            Error(
+                f"{named('ALLOW_ANONYMOUS_LOOPBACK')} is on while SECURE_PROXY_SSL_HEADER "
+                "(ASKSERVER_TRUST_FORWARDED_PROTO) says a proxy is in front: a proxy on this "
+                "machine forwards every request from loopback, so anyone could call /mcp "
+                "without a token.",
+                hint="Unset ASKSERVER_ALLOW_ANONYMOUS_LOOPBACK and give each client a token "
+                "(manage.py createtoken <username>).",
+                id="ask_mcp.E070",
+            )
+        )
+    if not (settings.SESSION_COOKIE_SECURE and settings.CSRF_COOKIE_SECURE):
+        messages.append(
+            Warning(
+                "SECURE_PROXY_SSL_HEADER (ASKSERVER_TRUST_FORWARDED_PROTO) says people reach "
+                "this server over https, but the session and CSRF cookies are not Secure: a "
+                "browser also sends them over plain http, where anyone on the path reads them.",
+                hint="Set ASKSERVER_SECURE_COOKIES=1 (SESSION_COOKIE_SECURE and "
+                "CSRF_COOKIE_SECURE).",
+                id="ask_mcp.W070",
+            )
+        )
+    return messages
 
 
 def _has_layer() -> bool:

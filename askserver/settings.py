@@ -133,6 +133,15 @@ SECRET_KEY = _secret_key()
 SECRET_KEY_FALLBACKS: list[str] = _env("SECRET_KEY_FALLBACKS")
 DEBUG: bool = _env("DEBUG")
 ALLOWED_HOSTS: list[str] = _env("ALLOWED_HOSTS")
+CSRF_TRUSTED_ORIGINS: list[str] = _env("CSRF_TRUSTED_ORIGINS")
+
+# Behind a TLS proxy (README, Running several workers) the workers see plain http: without the
+# proxy's word for the scheme, Django compared an https Origin with http://host and refused every
+# inbox and admin POST (403), and the inbox socket refused its https page.
+if _env("TRUST_FORWARDED_PROTO"):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SESSION_COOKIE_SECURE: bool = _env("SECURE_COOKIES")
+CSRF_COOKIE_SECURE: bool = _env("SECURE_COOKIES")
 
 INSTALLED_APPS = [
     "daphne",

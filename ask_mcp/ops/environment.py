@@ -72,6 +72,15 @@ VARIABLES: Final[tuple[Variable, ...]] = (
        "([rotating the key](#rotating-the-secret-key))", secret=True),
     _v("ALLOWED_HOSTS", "list", ["127.0.0.1", "localhost", "[::1]"],
        "comma-separated host names this server answers to"),
+    _v("CSRF_TRUSTED_ORIGINS", "list", [], "comma-separated origins (`https://ask.example.com`) "
+       "besides the request's own that may POST to the inbox and the admin and open the inbox's "
+       "socket (Django's CSRF_TRUSTED_ORIGINS); needed only when the proxy changes `Host` "
+       "([Running several workers](#running-several-workers))"),
+    _v("TRUST_FORWARDED_PROTO", "flag", False, "take `X-Forwarded-Proto: https` from the proxy "
+       "as the request's scheme (Django's SECURE_PROXY_SSL_HEADER); only behind a proxy that "
+       "sets that header on every request"),
+    _v("SECURE_COOKIES", "flag", False, "mark the session and CSRF cookies `Secure` (Django's "
+       "SESSION_COOKIE_SECURE and CSRF_COOKIE_SECURE): browsers send them over https only"),
     _v("DEBUG", "flag", False, "Django's DEBUG; never in production"),
     _v("DATABASE_URL", "url", None, "`postgres://user:password@host:port/name`",
        also=("DATABASE_URL",), default_text="SQLite in `VAR_DIR/db.sqlite3`"),

@@ -18,6 +18,7 @@ from django.dispatch import receiver
 from django.http.request import split_domain_port, validate_host
 
 from ask_mcp import conf
+from ask_mcp.ops import forwarded
 from ask_mcp.protocol.jsonrpc import INVALID_REQUEST, JsonRpcError
 
 Scope = MutableMapping[str, Any]
@@ -88,6 +89,18 @@ def check_origin(headers: dict[str, str]) -> None:
         f"Forbidden: Origin {origin!r} is not allowed; add it to ASK_MCP['ALLOWED_ORIGINS'] to "
         "let pages from it call this server",
     )
+
+
+def own_origin(scope: Scope, headers: dict[str, str]) -> str:
+    """scheme://host as the client reached it; behind a trusted TLS proxy, the proxy's scheme.
+
+    The links `/mcp` shows people are built on it: from a worker behind nginx they said http://
+    for an https site until the proxy's X-Forwarded-Proto was read (SECURE_PROXY_SSL_HEADER).
+    """
+    scheme = forwarded.scheme(
+        scope.get("scheme", "http"), headers, settings.SECURE_PROXY_SSL_HEADER
+    )
+    return f"{scheme}://{headers.get('host', '')}"
 
 
 def accepted(headers: dict[str, str]) -> tuple[bool, bool]:

@@ -45,6 +45,7 @@ from ask_mcp.transports.admission import (
     accepted,
     check_host,
     check_origin,
+    own_origin,
     read_body,
     read_headers,
 )
@@ -527,4 +528,4 @@ async def send_problem(
 
 
 def _base_url(scope: Scope, headers: dict[str, str]) -> str:
-    return f"{scope.get('scheme', 'http')}://{headers.get('host', '')}"
+    return own_origin(scope, headers)

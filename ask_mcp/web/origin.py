@@ -8,7 +8,9 @@ the socket's own origin, as `/mcp` requires: `http(s)` for `ws(s)`, the `Host` h
 and port (default ports spelled or not), or one listed in `ASK_MCP["ALLOWED_ORIGINS"]`,
 `PUBLIC_URL`'s origin or `CSRF_TRUSTED_ORIGINS` (exact entries; Django's wildcards are not
 followed here). The `Host` itself must match `ALLOWED_HOSTS`. A refused socket is closed
-before it is accepted (the browser sees HTTP 403).
+before it is accepted (the browser sees HTTP 403). Behind a TLS proxy the worker's socket is
+plain ws, so the scheme is the one the proxy's `X-Forwarded-Proto` names when Django's
+SECURE_PROXY_SSL_HEADER trusts it: otherwise every https page's socket was refused.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from django.conf import settings
 from django.http.request import split_domain_port, validate_host
 
 from ask_mcp import conf
+from ask_mcp.ops import forwarded
 
 Scope = MutableMapping[str, Any]
 Asgi = Callable[[Scope, Any, Any], Awaitable[None]]
@@ -77,7 +80,10 @@ def allowed(scope: Scope) -> bool:
     origin = parse_origin(raw.decode("latin-1"))
     if origin is None:
         return False
-    own = parse_origin(host, scheme=HTTP_SCHEME_OF.get(scope.get("scheme", "ws"), "http"))
+    text = {name.decode("latin-1"): value.decode("latin-1") for name, value in headers.items()}
+    scheme = HTTP_SCHEME_OF.get(scope.get("scheme", "ws"), "http")
+    scheme = forwarded.scheme(scheme, text, settings.SECURE_PROXY_SSL_HEADER)
+    own = parse_origin(host, scheme=scheme)
     return origin == own or origin in trusted_origins()
 
 

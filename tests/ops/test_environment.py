@@ -155,3 +155,81 @@ def test_askserver_config_prints_the_configuration_in_force_with_secrets_masked(
     for output in (done.stdout + done.stderr, plain.stdout + plain.stderr):
         assert "never-shown" not in output
     assert "ASKSERVER_ELICITATION_CAPACITY" in plain.stdout
+
+
+SHOW_PROXY_SETTINGS = (
+    "import json; from django.conf import settings as s; print(json.dumps([s.CSRF_TRUSTED_ORIGINS,"
+    " s.SECURE_PROXY_SSL_HEADER, s.SESSION_COOKIE_SECURE, s.CSRF_COOKIE_SECURE]))"
+)
+
+
+@pytest.mark.parametrize(
+    "env, shown",
+    [
+        ({}, [[], None, False, False]),
+        (
+            {
+                "ASKSERVER_CSRF_TRUSTED_ORIGINS": "https://ask.example.com:8443, https://b.example",
+                "ASKSERVER_TRUST_FORWARDED_PROTO": "1",
+                "ASKSERVER_SECURE_COOKIES": "yes",
+            },
+            [
+                ["https://ask.example.com:8443", "https://b.example"],
+                ["HTTP_X_FORWARDED_PROTO", "https"],
+                True,
+                True,
+            ],
+        ),
+    ],
+)
+def test_the_proxy_variables_set_django_s_own_settings(
+    tmp_path, env: dict[str, str], shown: list[object]
+) -> None:
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("ASKSERVER_", "DATABASE_URL"))}
+    done = subprocess.run(
+        [sys.executable, "manage.py", "shell", "--no-imports", "-c", SHOW_PROXY_SETTINGS],
+        cwd=ROOT,
+        env={
+            **base,
+            "DJANGO_SETTINGS_MODULE": "askserver.settings",
+            "ASKSERVER_VAR_DIR": str(tmp_path),
+            **env,
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == shown
+
+
+PROXY_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+
+@pytest.mark.parametrize(
+    "settings, ask_mcp, ids",
+    [
+        ({"SECURE_PROXY_SSL_HEADER": PROXY_HEADER}, {}, ["ask_mcp.W070"]),
+        (
+            {"SECURE_PROXY_SSL_HEADER": PROXY_HEADER, "SESSION_COOKIE_SECURE": True},
+            {"ALLOW_ANONYMOUS_LOOPBACK": True},
+            ["ask_mcp.E070", "ask_mcp.W070"],
+        ),
+        (
+            {
+                "SECURE_PROXY_SSL_HEADER": PROXY_HEADER,
+                "SESSION_COOKIE_SECURE": True,
+                "CSRF_COOKIE_SECURE": True,
+            },
+            {},
+            [],
+        ),
+        ({"SECURE_PROXY_SSL_HEADER": None}, {"ALLOW_ANONYMOUS_LOOPBACK": True}, []),
+    ],
+)
+def test_behind_a_tls_proxy_loopback_needs_a_token_and_cookies_must_be_secure(
+    settings: dict[str, object], ask_mcp: dict[str, object], ids: list[str]
+) -> None:
+    with override_settings(ASK_MCP=ask_mcp, **settings):
+        found = [m.id for m in run_checks(databases=[]) if m.id in ("ask_mcp.E070", "ask_mcp.W070")]
+    assert found == ids
