@@ -25,6 +25,7 @@ from django.test import override_settings
 from django.utils import timezone
 
 from ask_mcp.models import Ask
+from ask_mcp.ops import environment
 from ask_mcp.records.retention import purge_answers
 from tests.support.browser import WEB_CONFIG, Person
 from tests.support.inbox_http import signed_in_http
@@ -87,7 +88,12 @@ def census(env: Mapping[str, str], ids: Mapping[str, str]) -> dict[str, Any]:
     return left
 
 
-def assert_swept(left: Mapping[str, Any], cases: Mapping[str, Any], gone: set[str]) -> None:
+def assert_swept(
+    left: Mapping[str, Any],
+    cases: Mapping[str, Any],
+    gone: set[str],
+    orphans: Mapping[str, bool] = ORPHANS,
+) -> None:
     """Each gone case has no row left; each kept case has its ask and all its rows."""
     for case in cases:
         if case in gone:
@@ -97,7 +103,7 @@ def assert_swept(left: Mapping[str, Any], cases: Mapping[str, Any], gone: set[st
             counts = {k: v for k, v in left[case].items() if k != "ask"}
             assert counts["events"] >= 2, case
             assert {**counts, "events": 2} == KEPT, case
-    for case, kept in ORPHANS.items():
+    for case, kept in orphans.items():
         assert left[case] is kept, case
 
 
@@ -183,6 +189,56 @@ def test_retention_on_postgresql_reads_ended_asks_through_their_index(
     )
     plan = json.loads(manage(postgres_env, "shell", "-c", code).splitlines()[-1])
     assert any("ask_ended_expires" in line for line in plan), plan
+
+
+REFUSE_ONE_DELETE = """
+CREATE FUNCTION retention_refuse() RETURNS trigger AS $$
+BEGIN RAISE EXCEPTION 'the test refuses to delete %', OLD.message; END $$ LANGUAGE plpgsql;
+CREATE TRIGGER retention_refuse BEFORE DELETE ON ask_mcp_ask FOR EACH ROW
+WHEN (OLD.message = 'retention: declined') EXECUTE FUNCTION retention_refuse();
+"""
+ALLOW_DELETES = "DROP FUNCTION IF EXISTS retention_refuse() CASCADE"
+
+
+def sql(env: Mapping[str, str], statement: str) -> None:
+    code = f"from django.db import connection; connection.cursor().execute({statement!r})"
+    manage(env, "shell", "-c", code)
+
+
+def test_a_batch_the_database_refuses_deletes_nothing_and_the_next_sweep_takes_it(
+    postgres_env: dict[str, str],
+) -> None:
+    """A fault inside a batch (here a trigger refusing one ask's DELETE, after its events,
+    reach row and deliveries were deleted) rolls the whole batch back: no ask is left without
+    its rows, and the sweep once the fault is gone deletes them all."""
+    cases = {case: CASES[case] for case in ("accepted", "declined", "expired", "inside_retention")}
+    ids = seed(postgres_env, cases)
+    sql(postgres_env, REFUSE_ONE_DELETE)
+    try:
+        failed = subprocess.run(
+            [sys.executable, "manage.py", "expire_asks"],
+            cwd=ROOT,
+            env=postgres_env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
+        assert failed.returncode != 0 and "the test refuses to delete retention: declined" in (
+            failed.stderr
+        ), failed.stderr
+        untouched = dict.fromkeys(ORPHANS, True)
+        assert_swept(census(postgres_env, ids), cases, gone=set(), orphans=untouched)
+    finally:
+        sql(postgres_env, ALLOW_DELETES)
+    assert deleted_count(manage(postgres_env, "expire_asks")) == 3
+    assert_swept(census(postgres_env, ids), cases, gone={"accepted", "declined", "expired"})
+
+
+@pytest.mark.parametrize("text, days", [("30", 30), ("0.5", 0.5), ("none", None), ("", 90)])
+def test_the_retention_is_read_from_askserver_ask_retention_days(
+    text: str, days: float | None
+) -> None:
+    assert environment.get("ASK_RETENTION_DAYS", {"ASKSERVER_ASK_RETENTION_DAYS": text}) == days
 
 
 @pytest.mark.parametrize(
