@@ -26,7 +26,7 @@ from django.utils import timezone
 
 from ask_mcp.models import Ask
 from ask_mcp.ops import environment
-from ask_mcp.records.retention import purge_answers
+from ask_mcp.records.retention import deletable, purge_answers
 from tests.support.browser import WEB_CONFIG, Person
 from tests.support.inbox_http import signed_in_http
 from tests.support.live import ROOT, LiveServer, LiveServers
@@ -189,6 +189,21 @@ def test_retention_on_postgresql_reads_ended_asks_through_their_index(
     )
     plan = json.loads(manage(postgres_env, "shell", "-c", code).splitlines()[-1])
     assert any("ask_ended_expires" in line for line in plan), plan
+
+
+@pytest.mark.django_db
+def test_retention_on_sqlite_reads_ended_asks_through_their_index() -> None:
+    """SQLite's plan for the retention query searches the ended-asks index by expiry, and the
+    tasks' ask index for each candidate, instead of reading every ask."""
+    from django.db import connection
+
+    query = deletable(dt.datetime.now(dt.UTC), 90, 600).values_list("pk")[:200].query
+    statement, params = query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN QUERY PLAN " + statement, params)
+        plan = [row[-1] for row in cursor.fetchall()]
+    assert "SEARCH ask_mcp_ask USING INDEX ask_ended_expires (expires_at<?)" in plan, plan
+    assert not any(line.startswith("SCAN") for line in plan), plan
 
 
 REFUSE_ONE_DELETE = """
