@@ -11,14 +11,13 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-import shutil
 import subprocess
 import sys
 import uuid
 from collections.abc import Iterator, Mapping
-from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
 from django.core.checks import run_checks
 from django.test import override_settings
@@ -27,6 +26,7 @@ from django.utils import timezone
 from ask_mcp.models import Ask
 from ask_mcp.ops import environment
 from ask_mcp.records.retention import deletable, purge_answers
+from tests.support import calls
 from tests.support.browser import WEB_CONFIG, Person
 from tests.support.inbox_http import signed_in_http
 from tests.support.live import ROOT, LiveServer, LiveServers
@@ -143,17 +143,21 @@ SHORT_CASES: dict[str, dict[str, Any]] = {
 SHORT_GONE = {"collected_same_age", "expired_same_age", "uncollected_past_grace"}
 
 
-def test_an_uncollected_decision_outlives_a_shorter_retention_until_its_keeping_time(
-    live_servers: LiveServers, tmp_path: Path
+@pytest.mark.asyncio(loop_scope="session")
+async def test_the_servers_own_sweeper_keeps_an_uncollected_decision_past_a_shorter_retention(
+    live_servers: LiveServers,
 ) -> None:
-    db = tmp_path / "short.sqlite3"
-    shutil.copyfile(live_servers.template_db(), db)
-    env = live_servers.environment(SHORT, db)
-    ids = seed(env, SHORT_CASES)
-    assert "Deleted 3 ended ask(s) whose expiry is more than 0.001 days old." in manage(
-        env, "expire_asks"
-    )
-    assert_swept(census(env, ids), SHORT_CASES, SHORT_GONE)
+    """Driven by the live server's background sweeper (every 0.5 s here), not by the command:
+    the probe waits for one sweep that starts after the rows are written (10 s at most)."""
+    server = live_servers.start(SHORT)
+    try:
+        ids = seed(server.env, SHORT_CASES)
+        async with httpx2.AsyncClient(timeout=30) as http:
+            assert (await calls.probe(http, server.mcp_url, "next_sweep"))["swept"] is True
+        assert_swept(census(server.env, ids), SHORT_CASES, SHORT_GONE)
+        assert re.search(r"deleted [1-3] ended ask\(s\) past ASK_RETENTION_DAYS", server.log())
+    finally:
+        live_servers.stop(server)
 
 
 @pytest.fixture(scope="module")

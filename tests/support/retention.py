@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from django.contrib.auth.models import User
+from django.db import transaction
 from django.utils import timezone
 
 from ask_mcp.models import (
@@ -99,7 +100,14 @@ def _ask(
 def seed(cases: Mapping[str, Mapping[str, Any]]) -> None:
     """Write one ask per case (`status`; `expired_ago`, `collected_ago`, `created_ago` in
     seconds; `task_for`: seconds its task still lives, negative when already past), plus old webhook-log rows whose ask is gone (`orphans`);
-    print the ids by case."""
+    print the ids by case. One transaction: a server's sweeper running meanwhile sees all the
+    rows or none."""
+    with transaction.atomic():
+        ids = _seed(cases)
+    print(json.dumps(ids))
+
+
+def _seed(cases: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
     user, _ = User.objects.get_or_create(username="retention-person")
     webhook = Webhook.objects.create(user=user, url="http://127.0.0.1:9/hook")
     ids: dict[str, str] = {}
@@ -135,7 +143,7 @@ def seed(cases: Mapping[str, Mapping[str, Any]]) -> None:
         at = timezone.now() - dt.timedelta(seconds=age)
         WebhookDelivery.objects.filter(pk=row.pk).update(created_at=at)
         ids[name] = f"log:{row.pk}"
-    print(json.dumps(ids))
+    return ids
 
 
 def census(ids: Mapping[str, str]) -> None:
