@@ -6,9 +6,9 @@ because their worker is gone, since a call asking the same, or a client's retry,
 collect them (README, Nothing lost). An ask whose call left with its connection is withdrawn
 once DETACHED_GRACE_SECONDS pass with no call attached. Each sweep also applies the retention
 (:mod:`ask_mcp.records.retention`): old answers, then old asks with everything that refers to
-them. It runs as one task in the server
-process, started with the application (:func:`ask_mcp.runtime.start_background`), and
-`manage.py expire_asks` runs the same sweep by hand.
+them. It runs as one task in the server process, started with the application
+(:func:`ask_mcp.runtime.start_background`), and `manage.py expire_asks` runs the same sweep by
+hand.
 """
 
 from __future__ import annotations
