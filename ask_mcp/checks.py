@@ -67,6 +67,7 @@ def check_ask_mcp_settings(
         _check_allowed_origins,
         _check_session_idle_against_ttl,
         _check_answer_retention_days,
+        _check_ask_retention_days,
         _check_public_url,
         partial(_must_be_boolean, "EMAIL", "ask_mcp.E030"),
         _check_email_from,
@@ -204,6 +205,36 @@ def _check_answer_retention_days() -> Messages:
             id="ask_mcp.E011",
         )
     ]
+
+
+def _check_ask_retention_days() -> Messages:
+    """ASK_RETENTION_DAYS is None or positive days (E080); an ANSWER_RETENTION_DAYS not shorter
+    than it never clears an answer before its ask goes (W080)."""
+    days, answers = conf.get("ASK_RETENTION_DAYS"), conf.get("ANSWER_RETENTION_DAYS")
+    if days is None:
+        return []
+    if not _is_positive_number(days):
+        return [
+            Error(
+                f"{named('ASK_RETENTION_DAYS')} must be None (keep every ask) or a positive "
+                f"number of days, got {days!r}.",
+                hint="Every ended ask, its history and its deliveries are deleted this many days "
+                "after its expiry (90 by default).",
+                id="ask_mcp.E080",
+            )
+        ]
+    if _is_positive_number(answers) and answers >= days:
+        return [
+            Warning(
+                f"{named('ANSWER_RETENTION_DAYS')} ({answers:g}) is not shorter than "
+                f"{named('ASK_RETENTION_DAYS')} ({days:g}): answers are deleted with their ask "
+                "before it would clear them.",
+                hint="Set ANSWER_RETENTION_DAYS below ASK_RETENTION_DAYS to clear answers "
+                "sooner, or unset it.",
+                id="ask_mcp.W080",
+            )
+        ]
+    return []
 
 
 def _check_public_url() -> Messages:

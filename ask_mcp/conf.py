@@ -45,6 +45,10 @@ DEFAULTS: Final[Mapping[str, Any]] = {
     "SWEEP_SECONDS": 30.0,
     "DETACHED_GRACE_SECONDS": 600.0,
     "ANSWER_RETENTION_DAYS": None,
+    # 90 days: a quarter, so the dashboard's 14 days and a quarterly look back at who was asked
+    # what still find every ask, while questions nobody answered (and what they said) no longer
+    # pile up for ever; None keeps every ask.
+    "ASK_RETENTION_DAYS": 90,
     "EMAIL": False,
     "REMINDER_BEFORE_SECONDS": 300,
     "REACH_SECONDS": 5.0,
@@ -123,6 +127,7 @@ class AskSettings:
     public_url: str | None
     sweep_seconds: float
     answer_retention_days: float | None
+    ask_retention_days: float | None
     detached_grace_seconds: float
     email: bool
     reminder_before_seconds: float | None
@@ -139,6 +144,7 @@ class AskSettings:
 def values() -> AskSettings:
     """The typed view of `ASK_MCP`, cached until the setting changes."""
     days = get("ANSWER_RETENTION_DAYS")
+    ask_days = get("ASK_RETENTION_DAYS")
     reminder = get("REMINDER_BEFORE_SECONDS")
     return AskSettings(
         elicitation_capacity=int(get("ELICITATION_CAPACITY")),
@@ -154,6 +160,7 @@ def values() -> AskSettings:
         public_url=get("PUBLIC_URL"),
         sweep_seconds=float(get("SWEEP_SECONDS")),
         answer_retention_days=None if days is None else float(days),
+        ask_retention_days=None if ask_days is None else float(ask_days),
         detached_grace_seconds=float(get("DETACHED_GRACE_SECONDS")),
         email=bool(get("EMAIL")),
         reminder_before_seconds=None if reminder is None else float(reminder),

@@ -181,6 +181,13 @@ class Ask(models.Model):
         ]
         indexes = [
             models.Index(fields=["status", "created"], name="ask_status_created"),
+            # What retention reads (ended asks by expiry); asks are written pending, so the
+            # insert on the hot path does not touch it, only the decision's update does.
+            models.Index(
+                fields=["expires_at"],
+                name="ask_ended_expires",
+                condition=~models.Q(status="pending"),
+            ),
             models.Index(fields=["team"], name="ask_team", condition=models.Q(team__isnull=False)),
             models.Index(
                 fields=["answered_by"],

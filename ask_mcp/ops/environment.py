@@ -147,8 +147,15 @@ VARIABLES: Final[tuple[Variable, ...]] = (
        "its expiry; [Nothing lost](#nothing-lost-restarts-deploys-and-dropped-connections))",
        key="DETACHED_GRACE_SECONDS"),
     _v("ANSWER_RETENTION_DAYS", "number", None, "delete answers this many days after they were "
-       "given (the ask and its history stay); `none` keeps them", key="ANSWER_RETENTION_DAYS",
+       "given (the ask and its history stay until `ASK_RETENTION_DAYS`; an answer no call "
+       "collected stays until `DETACHED_GRACE_SECONDS` past its ask's expiry); `none` keeps "
+       "them", key="ANSWER_RETENTION_DAYS",
        optional=True, default_text="none"),
+    _v("ASK_RETENTION_DAYS", "number", 90, "delete every ended ask (answered, declined, "
+       "cancelled, expired, withdrawn), its history and its deliveries this many days after its "
+       "expiry, never while a task or an uncollected answer still needs it "
+       "([Audit and history](#audit-and-history)); `none` keeps them", key="ASK_RETENTION_DAYS",
+       optional=True),
     _v("EMAIL", "flag", False, "mail people about asks through Django's mail framework "
        "([Reaching people](#reaching-people))", key="EMAIL",
        default_text="on when `ASKSERVER_EMAIL_URL` is set"),

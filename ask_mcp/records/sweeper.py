@@ -4,9 +4,11 @@ The worker holding a call ends its ask itself at the deadline; the sweeper is th
 asks whose worker stopped (a restart, a crash): it ends them when their time is up, never
 because their worker is gone, since a call asking the same, or a client's retry, can still
 collect them (README, Nothing lost). An ask whose call left with its connection is withdrawn
-once DETACHED_GRACE_SECONDS pass with no call attached. It runs as one task in the server
-process, started with the application (:func:`ask_mcp.runtime.start_background`), and
-`manage.py expire_asks` runs the same sweep by hand.
+once DETACHED_GRACE_SECONDS pass with no call attached. Each sweep also applies the retention
+(:mod:`ask_mcp.records.retention`): old answers, then old asks with everything that refers to
+them. It runs as one task in the server process, started with the application
+(:func:`ask_mcp.runtime.start_background`), and `manage.py expire_asks` runs the same sweep by
+hand.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from channels.layers import InMemoryChannelLayer, get_channel_layer
 from ask_mcp import conf
 from ask_mcp.models import Ask, AskEvent, AskQuerySet, event_for_status
 from ask_mcp.records.events import ENDED, announce
+from ask_mcp.records.retention import delete_past_retention, purge_answers
 from ask_mcp.records.tasks import purge_tasks
 from ask_mcp.workers.loops import alive_here, start_in_loop
 from ask_mcp.workers.relay import ChannelRelay
@@ -93,31 +96,6 @@ def _close(asks: AskQuerySet, status: str, *, label: str = "server (sweeper)") -
     return closed
 
 
-def purge_answers(now: dt.datetime, days: float) -> int:
-    """Delete the answers of asks decided more than `days` ago (ANSWER_RETENTION_DAYS).
-
-    The ask, its status and its history stay; only what the person typed goes.
-    """
-    cutoff = now - dt.timedelta(days=days)
-    ids = list(
-        Ask.objects.filter(answered_at__lt=cutoff, answer__isnull=False).values_list(
-            "id", flat=True
-        )
-    )
-    if ids:
-        Ask.objects.filter(pk__in=ids).update(answer=None)
-        AskEvent.objects.bulk_create(
-            AskEvent(
-                ask_id=ask_id,
-                kind=AskEvent.Kind.PURGED,
-                at=now,
-                actor_label=f"server (kept {days:g} days)",
-            )
-            for ask_id in ids
-        )
-    return len(ids)
-
-
 async def tell(closed: Sequence[Closed], *, relay: ChannelRelay | None) -> None:
     """Tell the inboxes the asks ended and, with a `relay`, the workers still holding them."""
     if not closed:
@@ -142,6 +120,8 @@ class Swept:
     withdrawn: int
     purged: int
     released: int = 0
+    deleted: int = 0
+    """Ended asks deleted past ASK_RETENTION_DAYS, with their history and deliveries."""
 
 
 async def sweep(
@@ -170,10 +150,17 @@ async def sweep(
     )
     await tell(withdrawn, relay=None)
     await purge_idle_sessions(settings.session_idle_seconds)
+    grace_seconds = settings.detached_grace_seconds
     days = settings.answer_retention_days
-    purged = 0 if days is None else await database_sync_to_async(purge_answers)(now, days)
-    await database_sync_to_async(purge_tasks)(now)  # past their ttlMs: "Task not found" after
-    return Swept(len(expired), len(withdrawn), purged, released)
+    purged = (
+        0 if days is None else await database_sync_to_async(purge_answers)(now, days, grace_seconds)
+    )
+    # Tasks first: a task past its ttlMs ("Task not found" after) frees its ask for retention.
+    await database_sync_to_async(purge_tasks)(now)
+    deleted = 0
+    if (keep := settings.ask_retention_days) is not None:
+        deleted = (await delete_past_retention(now, keep, grace_seconds)).asks
+    return Swept(len(expired), len(withdrawn), purged, released, deleted)
 
 
 class Sweeper:
@@ -242,6 +229,8 @@ class Sweeper:
                     logger.info("expired %d overdue ask(s)", swept.expired)
                 if swept.purged:
                     logger.info("deleted %d answer(s) past ANSWER_RETENTION_DAYS", swept.purged)
+                if swept.deleted:
+                    logger.info("deleted %d ended ask(s) past ASK_RETENTION_DAYS", swept.deleted)
                 if self._swept is not None:
                     self._swept.set()
             self._count += 1

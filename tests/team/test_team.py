@@ -22,7 +22,7 @@ from playwright.async_api import expect
 from ask_mcp import runtime
 from ask_mcp.models import Ask, AskEvent
 from ask_mcp.records.decisions import ask_answer
-from ask_mcp.records.sweeper import purge_answers
+from ask_mcp.records.retention import purge_answers
 from tests.interaction.test_mrtr import Person as ClientPerson
 from tests.interaction.test_mrtr import accept, text_of
 from tests.support.browser import OpenAs, Person, add_user, card, live_inbox, open_card
@@ -210,6 +210,7 @@ def test_retention_deletes_old_answers_and_keeps_the_ask_and_its_history() -> No
         status="accepted",
         answer={"answer": "secret-ish"},
         answered_at=now - dt.timedelta(days=31),
+        collected_at=now - dt.timedelta(days=31),
         expires_at=now,
     )
     recent = Ask.objects.create(
@@ -223,7 +224,7 @@ def test_retention_deletes_old_answers_and_keeps_the_ask_and_its_history() -> No
         answered_at=now - dt.timedelta(days=1),
         expires_at=now,
     )
-    assert purge_answers(now, 30) == 1
+    assert purge_answers(now, 30, grace=600.0) == 1
     old.refresh_from_db()
     recent.refresh_from_db()
     assert old.answer is None and old.status == "accepted"

@@ -15,7 +15,8 @@ from ask_mcp.records.sweeper import sweep
 class Command(BaseCommand):
     help = (
         "Mark every pending ask whose expiry has passed as expired, including asks left behind "
-        "by a server that stopped, and delete answers past ASK_MCP['ANSWER_RETENTION_DAYS']. "
+        "by a server that stopped, delete answers past ASK_MCP['ANSWER_RETENTION_DAYS'] and "
+        "ended asks, with their history and deliveries, past ASK_MCP['ASK_RETENTION_DAYS']. "
         "Can run from cron; the server also does this by itself."
     )
 
@@ -26,3 +27,9 @@ class Command(BaseCommand):
         days = conf.values().answer_retention_days
         if days is not None:
             self.stdout.write(f"Deleted {swept.purged} answer(s) older than {days:g} days.")
+        keep = conf.values().ask_retention_days
+        if keep is not None:
+            # One sweep deletes at most MAX_BATCHES batches; the next sweep takes the rest.
+            self.stdout.write(
+                f"Deleted {swept.deleted} ended ask(s) whose expiry is more than {keep:g} days old."
+            )
