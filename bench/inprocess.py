@@ -128,15 +128,20 @@ async def _call(app: Any, token: str, n: int) -> None:
     assert "yes" in final["result"]["content"][0]["text"], final
 
 
-async def _run(
-    token: str, calls: int, concurrency: int, profile: str | None, app_path: str
-) -> tuple[float, float]:
+def _load(app_path: str) -> Any:
+    """Import the ASGI application before any event loop runs, as daphne and uvicorn do: the
+    project's asgi module runs the system checks at import, and a check that reads the database
+    (a JSONField's on SQLite) is refused inside a running loop."""
     import importlib
 
-    from ask_mcp import runtime
-
     module, _, name = app_path.partition(":")
-    application = getattr(importlib.import_module(module), name)
+    return getattr(importlib.import_module(module), name)
+
+
+async def _run(
+    token: str, calls: int, concurrency: int, profile: str | None, application: Any
+) -> tuple[float, float]:
+    from ask_mcp import runtime
 
     async def flush() -> None:
         observer = runtime.get_server().table.observer
@@ -215,7 +220,7 @@ def main() -> None:
 
         django.setup()
         per_call, writer = asyncio.run(
-            _run(token, args.calls, args.concurrency, args.profile, args.app)
+            _run(token, args.calls, args.concurrency, args.profile, _load(args.app))
         )
     print(
         json.dumps(
