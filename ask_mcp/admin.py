@@ -51,7 +51,7 @@ from ask_mcp.team.auth import TOKEN_PREFIX, TOKENS, digest
 from ask_mcp.team.targets import TargetRefused, vet
 from ask_mcp.web import charts
 from ask_mcp.web.formfields import show_answer
-from ask_mcp.web.fragments import asked_by, person
+from ask_mcp.web.fragments import answered_in, asked_by, person
 from ask_mcp.workers.relay import ChannelLayerUnavailable
 
 DECISIONS: Final[dict[str, tuple[Callable[..., bool], str, str]]] = {
@@ -168,7 +168,13 @@ class AskAdmin(AskModelAdmin):
         "asked_at",
         "row_actions",
     )
-    list_filter = ("status", "route", CollectedFilter, ("created", admin.DateFieldListFilter))
+    list_filter = (
+        "status",
+        "route",
+        "people_only",
+        CollectedFilter,
+        ("created", admin.DateFieldListFilter),
+    )
     search_fields = ("message", "answer", "principal", "client_name")
     date_hierarchy = "created"
     list_select_related = (*ASK_PEOPLE, "team")
@@ -178,6 +184,7 @@ class AskAdmin(AskModelAdmin):
         "message",
         "status",
         "route",
+        "people_only",
         "tool",
         "toolkit",
         "who_asked",
@@ -250,8 +257,12 @@ class AskAdmin(AskModelAdmin):
 
     @admin.display(description="decided by", ordering="answered_by__username")
     def decided_by(self, ask: Ask) -> str:
+        """Who decided and by which route, in the inbox's words ("bob, in the inbox")."""
+        where = answered_in(ask)
         if ask.answered_by is not None:
-            return person(ask.answered_by)
+            return f"{person(ask.answered_by)}, {where}"
+        if where:
+            return f"{ask.client_name or 'the client'}, {where}"
         return "—" if ask.is_pending else "—  (no person)"
 
     @admin.display(description="asked", ordering="created")
@@ -441,11 +452,29 @@ class AskAdmin(AskModelAdmin):
 
 @admin.register(ApiToken)
 class ApiTokenAdmin(TokenAdminBase):
-    list_display = ("prefix", "name", "user", "team", "created_at", "last_used_at", "revoked_at")
-    list_filter = ("revoked_at", "team")
+    list_display = (
+        "prefix",
+        "name",
+        "user",
+        "team",
+        "people_only",
+        "created_at",
+        "last_used_at",
+        "revoked_at",
+    )
+    list_filter = ("revoked_at", "people_only", "team")
     search_fields = ("name", "prefix", "user__username")
     readonly_fields = ("prefix", "created_at", "last_used_at")
-    fields = ("user", "name", "team", "prefix", "created_at", "last_used_at", "revoked_at")
+    fields = (
+        "user",
+        "name",
+        "team",
+        "people_only",
+        "prefix",
+        "created_at",
+        "last_used_at",
+        "revoked_at",
+    )
     actions = ("revoke",)
 
     def save_model(self, request: HttpRequest, obj: ApiToken, form: Any, change: bool) -> None:

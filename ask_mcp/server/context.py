@@ -94,6 +94,9 @@ class Caller:
     client_version: str | None = None
     session: str | None = None
     """The initialize-era session the call belongs to (the 2026-07-28 era has none)."""
+    people_only: bool = False
+    """The caller's credential sends every question to people (the inbox), never to the
+    client's own form, whatever the client declares: the agent cannot answer its own asks."""
 
 
 class Context:
@@ -112,6 +115,7 @@ class Context:
         "log_level",
         "method",
         "name",
+        "people_only",
         "principal",
         "progress_token",
         "protocol_version",
@@ -159,6 +163,7 @@ class Context:
         self.credential = caller.credential
         self.client_version = caller.client_version
         self.session = caller.session
+        self.people_only = caller.people_only
 
     @property
     def client_shows_forms(self) -> bool:
@@ -175,7 +180,8 @@ class Context:
     ) -> ElicitResult:
         """Ask the person a form question and wait for their reply.
 
-        The question goes to the client when it shows forms, else to the server's `on_elicit`.
+        The question goes to the client when it shows forms, else to the server's `on_elicit`;
+        a caller whose asks go to people only (`people_only`) always gets `on_elicit`.
         An accepted answer has been checked against `requested_schema` (a mismatch is asked
         again, at most twice) and holds only the schema's fields.
 
