@@ -74,6 +74,11 @@ PEOPLE_ONLY_REFUSAL: Final = (
     "inputResponses; a person answers its question in the inbox"
 )
 """The -32602 for answers a people-only caller sends up front with its call."""
+PEOPLE_ONLY_STATE: Final = (
+    f"Invalid params: requestState refused: {PEOPLE_ONLY_TEXT}, and this round waits on a "
+    "question offered to the client. Retry with the token that started the call"
+)
+"""The -32602 for a people-only caller's retry of a round that waits on the client's form."""
 
 
 @dataclass(slots=True)
@@ -399,6 +404,10 @@ class ModernEra(Era[Inbound]):
         claims = table.sealer.open_for(
             inbound.request.params["requestState"], binding=binding, principal=inbound.principal
         )
+        if inbound.people_only and claims.question is not None:
+            # The round waits on a question the client was offered (another token of the same
+            # person started the call): a people-only token's request does not answer it.
+            raise JsonRpcError(INVALID_PARAMS, PEOPLE_ONLY_STATE, {"reason": "people_only"})
         try:
             return await table.resume(
                 claims,
