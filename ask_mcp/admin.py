@@ -51,7 +51,7 @@ from ask_mcp.team.auth import TOKEN_PREFIX, TOKENS, digest
 from ask_mcp.team.targets import TargetRefused, vet
 from ask_mcp.web import charts
 from ask_mcp.web.formfields import show_answer
-from ask_mcp.web.fragments import answered_in, asked_by, person
+from ask_mcp.web.fragments import answered_in, asked_by, person, route_words
 from ask_mcp.workers.relay import ChannelLayerUnavailable
 
 DECISIONS: Final[dict[str, tuple[Callable[..., bool], str, str]]] = {
@@ -196,6 +196,7 @@ class AskAdmin(AskModelAdmin):
         "expires",
         "time_left",
         "decided_by",
+        "answered",
         "decided_at",
         "token",
         "shown_answer",
@@ -257,13 +258,16 @@ class AskAdmin(AskModelAdmin):
 
     @admin.display(description="decided by", ordering="answered_by__username")
     def decided_by(self, ask: Ask) -> str:
-        """Who decided and by which route, in the inbox's words ("bob, in the inbox")."""
-        where = answered_in(ask)
         if ask.answered_by is not None:
-            return f"{person(ask.answered_by)}, {where}"
-        if where:
-            return f"{ask.client_name or 'the client'}, {where}"
+            return person(ask.answered_by)
         return "—" if ask.is_pending else "—  (no person)"
+
+    @admin.display(description="answered")
+    def answered(self, ask: Ask) -> str:
+        """Which route answered it, in the inbox's words ("in the inbox"), or where it waits."""
+        if ask.is_pending:
+            return f"waits {route_words(ask.route, people_only=ask.people_only)}"
+        return answered_in(ask) or "—"
 
     @admin.display(description="asked", ordering="created")
     def asked_at(self, ask: Ask) -> SafeString | str:

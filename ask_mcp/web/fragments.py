@@ -63,18 +63,19 @@ def route_words(route: str, *, people_only: bool = False) -> str:
 
 
 def answered_in(ask: Ask) -> str:
-    """Which route a decided ask was answered by, in words ("" for an ask nobody decided).
+    """Which route answered a decided ask, in words ("" where the row cannot tell).
 
-    A person deciding in the inbox (or the admin) is named by `decided_by`; this says where:
-    the inbox for the browser and URL routes, the client's own form when no person decided.
+    The client's own form when no person decided; the inbox when a person accepted or declined
+    a browser or URL ask. A person's cancel says nothing: the admin's cancel and the inbox's
+    leave the same row (its history names the admin).
     """
     if not ask.is_decided:
         return ""
-    if ask.answered_by is None and ask.route == Ask.Route.CLIENT:
-        return ROUTE_WORDS[Ask.Route.CLIENT]
-    if ask.route != Ask.Route.CLIENT:
-        return ROUTE_WORDS[Ask.Route.BROWSER]
-    return "in the admin"
+    if ask.answered_by is None:
+        return ROUTE_WORDS[Ask.Route.CLIENT] if ask.route == Ask.Route.CLIENT else ""
+    if ask.route == Ask.Route.CLIENT or ask.status == Ask.Status.CANCELLED:
+        return ""
+    return ROUTE_WORDS[Ask.Route.BROWSER]
 
 
 @dataclass(slots=True)
