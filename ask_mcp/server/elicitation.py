@@ -6,8 +6,9 @@ multi round-trip request: the handler is *parked* here (its task stays suspended
 the retry carrying ``inputResponses`` wakes the same task where it stopped; nothing is re-run.
 To a legacy client it goes as a server-initiated request on the call's stream (an
 :class:`~ask_mcp.server.ports.InputChannel` supplied by the era). Otherwise it goes to the
-server's ``on_elicit`` hook (the browser inbox). All three share the capacity, the deadlines,
-the schema checks and the re-ask rule. It does not know the wire's envelope, the eras'
+server's ``on_elicit`` hook (the browser inbox), as every question of a people-only caller
+(``Context.people_only``) does, whatever its client declares. All three share the capacity,
+the deadlines, the schema checks and the re-ask rule. It does not know the wire's envelope, the eras'
 methods or any transport. Pure asyncio: no Django.
 
 A question (:meth:`ElicitationTable.elicit`) is *asked* (the observer hears of it and it takes a
