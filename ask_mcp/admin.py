@@ -153,6 +153,10 @@ class AskDeliveryInline(AskDeliveryInlineBase):
     template = "admin/ask_mcp/ask/deliveries_inline.html"
 
 
+BY_DAY: Final = ("created", admin.DateFieldListFilter)
+"""The asks' filter by the day they were asked."""
+
+
 @admin.register(Ask)
 class AskAdmin(AskModelAdmin):
     inlines = (AskEventInline, AskDeliveryInline)
@@ -168,13 +172,7 @@ class AskAdmin(AskModelAdmin):
         "asked_at",
         "row_actions",
     )
-    list_filter = (
-        "status",
-        "route",
-        "people_only",
-        CollectedFilter,
-        ("created", admin.DateFieldListFilter),
-    )
+    list_filter = ("status", "route", "people_only", CollectedFilter, BY_DAY)
     search_fields = ("message", "answer", "principal", "client_name")
     date_hierarchy = "created"
     list_select_related = (*ASK_PEOPLE, "team")
@@ -454,31 +452,17 @@ class AskAdmin(AskModelAdmin):
             )
 
 
+TOKEN_TIMES: Final = ("created_at", "last_used_at", "revoked_at")
+"""A token's dates, in its list and on its page (the first two are written by the server)."""
+
+
 @admin.register(ApiToken)
 class ApiTokenAdmin(TokenAdminBase):
-    list_display = (
-        "prefix",
-        "name",
-        "user",
-        "team",
-        "people_only",
-        "created_at",
-        "last_used_at",
-        "revoked_at",
-    )
+    list_display = ("prefix", "name", "user", "team", "people_only", *TOKEN_TIMES)
     list_filter = ("revoked_at", "people_only", "team")
     search_fields = ("name", "prefix", "user__username")
     readonly_fields = ("prefix", "created_at", "last_used_at")
-    fields = (
-        "user",
-        "name",
-        "team",
-        "people_only",
-        "prefix",
-        "created_at",
-        "last_used_at",
-        "revoked_at",
-    )
+    fields = ("user", "name", "team", "people_only", "prefix", *TOKEN_TIMES)
     actions = ("revoke",)
 
     def save_model(self, request: HttpRequest, obj: ApiToken, form: Any, change: bool) -> None:

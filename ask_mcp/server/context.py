@@ -20,7 +20,7 @@ from ask_mcp.protocol import mcp
 from ask_mcp.protocol.era import era_of_version
 from ask_mcp.protocol.forms import ElicitResult
 from ask_mcp.protocol.jsonrpc import notification_message
-from ask_mcp.server.errors import ToolError
+from ask_mcp.server.errors import PeopleOnly, ToolError
 from ask_mcp.server.ports import NULL_STREAM, InputChannel, Notifier, Relay
 from ask_mcp.server.question import Question
 
@@ -203,7 +203,15 @@ class Context:
 
         Raises:
             MissingClientCapability: a request needs a capability the client did not declare.
+            PeopleOnly: an elicitation request from a people-only caller (its client may not
+                answer its own questions; :meth:`elicit` puts them in the inbox).
         """
+        for key, request in requests.items():
+            if self.people_only and request.get("method") == mcp.ELICITATION_METHOD:
+                raise PeopleOnly(
+                    f"the elicitation request {key!r} was not sent to the client; ask it with "
+                    "ctx.elicit, which puts it in the inbox"
+                )
         return await self.table.request_inputs(self, requests)
 
     async def create_message(

@@ -61,7 +61,6 @@ from ask_mcp.server.errors import (
     ElicitationUnavailable,
     MissingClientCapability,
     NoValidAnswer,
-    PeopleOnly,
     QuestionNoLongerWaiting,
     cancelled_by_client,
 )
@@ -221,9 +220,8 @@ class ElicitationTable:
     def _route(self, ctx: Context) -> str:
         """How a question from `ctx` reaches a person: the client's form, a URL it opens, the inbox.
 
-        A people-only caller's question always goes to the inbox, in every era, whatever the
-        client declares: neither the client's form nor a link it would open is offered, so the
-        agent holding the token has nothing it could answer itself.
+        A people-only caller's question always goes to the inbox, whatever the client declares:
+        no form or link is offered, so the agent holding the token has nothing to answer itself.
 
         Raises:
             ElicitationUnavailable: nobody can be asked.
@@ -350,18 +348,7 @@ class ElicitationTable:
     async def request_inputs(
         self, ctx: Context, requests: Mapping[str, Mapping[str, Any]]
     ) -> dict[str, Any]:
-        """Send several raw input requests in one round; see Context.request_inputs.
-
-        Raises:
-            PeopleOnly: an elicitation request from a people-only caller (its client may not
-                answer its own questions; ask through :meth:`elicit`, which goes to the inbox).
-        """
-        for key, request in requests.items():
-            if ctx.people_only and request.get("method") == mcp.ELICITATION_METHOD:
-                raise PeopleOnly(
-                    f"the elicitation request {key!r} was not sent to the client; ask it with "
-                    "ctx.elicit, which puts it in the inbox"
-                )
+        """Send several raw input requests in one round; see Context.request_inputs."""
         for request in requests.values():
             needed = mcp.capability_for_request(request)
             if ctx.input_channel is None or not mcp.declares(ctx.capabilities, needed):
