@@ -28,10 +28,19 @@ from ask_mcp.server.tasks import PEOPLE_WAIT
 from ask_mcp.web.fragments import PEOPLE_ONLY_ROUTE
 from tests.interaction.test_mrtr import Person as ClientPerson
 from tests.interaction.test_mrtr import accept, text_of
-from tests.support.browser import OpenAs, Person, add_user, card, live_inbox, open_card
+from tests.support.browser import (
+    WEB_CONFIG,
+    OpenAs,
+    Person,
+    add_user,
+    card,
+    live_inbox,
+    open_card,
+    quickstart_admin,
+)
 from tests.support.calls import call_body, client, rpc
 from tests.support.inbox_http import held_call, signed_in_http
-from tests.support.live import LiveServer
+from tests.support.live import LiveServer, LiveServers
 from tests.support.tasks import TASK_CAPS, TaskClient
 from tests.support.wire import FORM_CAPS, assert_valid
 
@@ -281,3 +290,26 @@ async def test_the_admin_sets_a_token_people_only_and_its_next_ask_goes_to_the_i
     await page.goto(f"/admin/ask_mcp/ask/{uuid.UUID(row['id'])}/change/")
     await expect(page.locator(".field-decided_by .readonly")).to_have_text(holder.person.username)
     await expect(page.locator(".field-answered .readonly")).to_have_text("in the inbox")
+
+
+CONFORMANCE_WEB = {**WEB_CONFIG, "TOOLKITS": {"Ask": {}, "Conformance": {}}}
+"""The shipped configuration plus the conformance toolkit, whose tools send raw input requests."""
+
+
+async def test_a_tool_s_raw_elicitation_request_for_a_people_only_token_is_an_error_result(
+    live_servers: LiveServers,
+) -> None:
+    server = live_servers.get(CONFORMANCE_WEB)
+    token = server.manage("createtoken", quickstart_admin(server).username, "--people-only")
+    body = call_body("test_input_required_result_capabilities", {})  # declares form elicitation
+    async with client() as http:
+        status, reply = await rpc(
+            http, server.mcp_url, body, headers={"authorization": f"Bearer {token.strip()}"}
+        )
+    assert status == 200, reply
+    result = reply["result"]
+    assert result["resultType"] == "complete" and result["isError"] is True, result
+    assert result["content"][0]["text"] == (
+        f"{PEOPLE_ONLY_TEXT}; the elicitation request 'user_name' was not sent to the client; "
+        "ask it with ctx.elicit, which puts it in the inbox"
+    )
