@@ -8,8 +8,8 @@ To a legacy client it goes as a server-initiated request on the call's stream (a
 :class:`~ask_mcp.server.ports.InputChannel` supplied by the era). Otherwise it goes to the
 server's ``on_elicit`` hook (the browser inbox), as every question of a people-only caller
 (``Context.people_only``) does, whatever its client declares. All three share the capacity,
-the deadlines, the schema checks and the re-ask rule. It does not know the wire's envelope, the eras'
-methods or any transport. Pure asyncio: no Django.
+the deadlines, the schema checks and the re-ask rule. It does not know the wire's envelope,
+the eras' methods or any transport. Pure asyncio: no Django.
 
 A question (:meth:`ElicitationTable.elicit`) is *asked* (the observer hears of it and it takes a
 place in the table), then re-asked while an accepted answer does not fit its form (at most
