@@ -51,7 +51,7 @@ from ask_mcp.team.auth import TOKEN_PREFIX, TOKENS, digest
 from ask_mcp.team.targets import TargetRefused, vet
 from ask_mcp.web import charts
 from ask_mcp.web.formfields import show_answer
-from ask_mcp.web.fragments import asked_by, person
+from ask_mcp.web.fragments import answered_in, asked_by, person, route_words
 from ask_mcp.workers.relay import ChannelLayerUnavailable
 
 DECISIONS: Final[dict[str, tuple[Callable[..., bool], str, str]]] = {
@@ -153,6 +153,10 @@ class AskDeliveryInline(AskDeliveryInlineBase):
     template = "admin/ask_mcp/ask/deliveries_inline.html"
 
 
+BY_DAY: Final = ("created", admin.DateFieldListFilter)
+"""The asks' filter by the day they were asked."""
+
+
 @admin.register(Ask)
 class AskAdmin(AskModelAdmin):
     inlines = (AskEventInline, AskDeliveryInline)
@@ -168,7 +172,7 @@ class AskAdmin(AskModelAdmin):
         "asked_at",
         "row_actions",
     )
-    list_filter = ("status", "route", CollectedFilter, ("created", admin.DateFieldListFilter))
+    list_filter = ("status", "route", "people_only", CollectedFilter, BY_DAY)
     search_fields = ("message", "answer", "principal", "client_name")
     date_hierarchy = "created"
     list_select_related = (*ASK_PEOPLE, "team")
@@ -178,6 +182,7 @@ class AskAdmin(AskModelAdmin):
         "message",
         "status",
         "route",
+        "people_only",
         "tool",
         "toolkit",
         "who_asked",
@@ -189,6 +194,7 @@ class AskAdmin(AskModelAdmin):
         "expires",
         "time_left",
         "decided_by",
+        "answered",
         "decided_at",
         "token",
         "shown_answer",
@@ -253,6 +259,13 @@ class AskAdmin(AskModelAdmin):
         if ask.answered_by is not None:
             return person(ask.answered_by)
         return "—" if ask.is_pending else "—  (no person)"
+
+    @admin.display(description="answered")
+    def answered(self, ask: Ask) -> str:
+        """Which route answered it, in the inbox's words ("in the inbox"), or where it waits."""
+        if ask.is_pending:
+            return f"waits {route_words(ask.route, people_only=ask.people_only)}"
+        return answered_in(ask) or "—"
 
     @admin.display(description="asked", ordering="created")
     def asked_at(self, ask: Ask) -> SafeString | str:
@@ -439,13 +452,17 @@ class AskAdmin(AskModelAdmin):
             )
 
 
+TOKEN_TIMES: Final = ("created_at", "last_used_at", "revoked_at")
+"""A token's dates, in its list and on its page (the first two are written by the server)."""
+
+
 @admin.register(ApiToken)
 class ApiTokenAdmin(TokenAdminBase):
-    list_display = ("prefix", "name", "user", "team", "created_at", "last_used_at", "revoked_at")
-    list_filter = ("revoked_at", "team")
+    list_display = ("prefix", "name", "user", "team", "people_only", *TOKEN_TIMES)
+    list_filter = ("revoked_at", "people_only", "team")
     search_fields = ("name", "prefix", "user__username")
     readonly_fields = ("prefix", "created_at", "last_used_at")
-    fields = ("user", "name", "team", "prefix", "created_at", "last_used_at", "revoked_at")
+    fields = ("user", "name", "team", "people_only", "prefix", *TOKEN_TIMES)
     actions = ("revoke",)
 
     def save_model(self, request: HttpRequest, obj: ApiToken, form: Any, change: bool) -> None:

@@ -129,6 +129,11 @@ class Ask(models.Model):
         db_index=False,  # indexed where set (Meta)
     )
     route = models.CharField(max_length=16, choices=Route.choices)
+    people_only = models.BooleanField(
+        default=False,
+        help_text="Asked with a token whose asks go to people only: the client's form was not "
+        "offered, whatever the client declared.",
+    )
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     answer = models.JSONField(null=True, blank=True)
     answered_by = models.ForeignKey(
@@ -377,6 +382,13 @@ class ApiToken(models.Model):
         blank=True,
         related_name="mcp_tokens",
         help_text="Questions asked with this token also go to this team.",
+    )
+    people_only = models.BooleanField(
+        "asks go to people only",
+        default=False,
+        help_text="Every question asked with this token goes to people in the inbox, never to "
+        "the client's own form: the agent holding the token cannot answer its own asks "
+        "(approvals). Takes effect in every worker within 10 seconds.",
     )
     digest = models.CharField(max_length=64, unique=True, editable=False)
     prefix = models.CharField(

@@ -205,6 +205,7 @@ class AskRecorder:
             "team_id": team_id_of(question.team),
             "token_id": CALLING_TOKEN.get(),
             "route": question.route,
+            "people_only": question.people_only,
             "status": Ask.Status.PENDING,
             "answer": None,
             "answered_by_id": None,

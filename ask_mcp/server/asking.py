@@ -52,4 +52,5 @@ def new_question(
         credential=ctx.credential,
         client_version=ctx.client_version,
         session=ctx.session,
+        people_only=ctx.people_only,
     )

@@ -20,7 +20,7 @@ from ask_mcp.protocol import mcp
 from ask_mcp.protocol.era import era_of_version
 from ask_mcp.protocol.forms import ElicitResult
 from ask_mcp.protocol.jsonrpc import notification_message
-from ask_mcp.server.errors import ToolError
+from ask_mcp.server.errors import PeopleOnly, ToolError
 from ask_mcp.server.ports import NULL_STREAM, InputChannel, Notifier, Relay
 from ask_mcp.server.question import Question
 
@@ -94,6 +94,9 @@ class Caller:
     client_version: str | None = None
     session: str | None = None
     """The initialize-era session the call belongs to (the 2026-07-28 era has none)."""
+    people_only: bool = False
+    """The caller's credential sends every question to people (the inbox), never to the
+    client's own form, whatever the client declares: the agent cannot answer its own asks."""
 
 
 class Context:
@@ -112,6 +115,7 @@ class Context:
         "log_level",
         "method",
         "name",
+        "people_only",
         "principal",
         "progress_token",
         "protocol_version",
@@ -159,6 +163,7 @@ class Context:
         self.credential = caller.credential
         self.client_version = caller.client_version
         self.session = caller.session
+        self.people_only = caller.people_only
 
     @property
     def client_shows_forms(self) -> bool:
@@ -175,7 +180,8 @@ class Context:
     ) -> ElicitResult:
         """Ask the person a form question and wait for their reply.
 
-        The question goes to the client when it shows forms, else to the server's `on_elicit`.
+        The question goes to the client when it shows forms, else to the server's `on_elicit`;
+        a caller whose asks go to people only (`people_only`) always gets `on_elicit`.
         An accepted answer has been checked against `requested_schema` (a mismatch is asked
         again, at most twice) and holds only the schema's fields.
 
@@ -197,7 +203,15 @@ class Context:
 
         Raises:
             MissingClientCapability: a request needs a capability the client did not declare.
+            PeopleOnly: an elicitation request from a people-only caller (its client may not
+                answer its own questions; :meth:`elicit` puts them in the inbox).
         """
+        for key, request in requests.items():
+            if self.people_only and request.get("method") == mcp.ELICITATION_METHOD:
+                raise PeopleOnly(
+                    f"the elicitation request {key!r} was not sent to the client; ask it with "
+                    "ctx.elicit, which puts it in the inbox"
+                )
         return await self.table.request_inputs(self, requests)
 
     async def create_message(

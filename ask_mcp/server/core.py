@@ -159,6 +159,7 @@ class Server(Catalog):
         base_url: str | None = None,
         team: str | None = None,
         credential: str | None = None,
+        people_only: bool = False,
     ) -> dict[str, Any] | None:
         """Answer one 2026-07-28 request (None for a notification).
 
@@ -175,6 +176,7 @@ class Server(Catalog):
             base_url=base_url,
             team=team,
             credential=credential,
+            people_only=people_only,
         )
         return await self._answer(self._modern, request, admit)
 
@@ -205,6 +207,7 @@ class Server(Catalog):
         control: SessionControl | None = None,
         responses: ResponseRouter | None = None,
         base_url: str | None = None,
+        people_only: bool = False,
     ) -> dict[str, Any] | None:
         """Answer one request inside an initialize-era session (None for a notification).
 
@@ -212,7 +215,7 @@ class Server(Catalog):
         as a server-initiated request on `stream`, answered through `responses`.
         """
         inbound = LegacyInbound(
-            request, session, stream or NULL_STREAM, control, responses, base_url
+            request, session, stream or NULL_STREAM, control, responses, base_url, people_only
         )
         return await self._answer(self._legacy, request, lambda: inbound)
 

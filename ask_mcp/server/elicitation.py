@@ -6,9 +6,10 @@ multi round-trip request: the handler is *parked* here (its task stays suspended
 the retry carrying ``inputResponses`` wakes the same task where it stopped; nothing is re-run.
 To a legacy client it goes as a server-initiated request on the call's stream (an
 :class:`~ask_mcp.server.ports.InputChannel` supplied by the era). Otherwise it goes to the
-server's ``on_elicit`` hook (the browser inbox). All three share the capacity, the deadlines,
-the schema checks and the re-ask rule. It does not know the wire's envelope, the eras'
-methods or any transport. Pure asyncio: no Django.
+server's ``on_elicit`` hook (the browser inbox), as every question of a people-only caller
+(``Context.people_only``) does, whatever its client declares. All three share the capacity,
+the deadlines, the schema checks and the re-ask rule. It does not know the wire's envelope,
+the eras' methods or any transport. Pure asyncio: no Django.
 
 A question (:meth:`ElicitationTable.elicit`) is *asked* (the observer hears of it and it takes a
 place in the table), then re-asked while an accepted answer does not fit its form (at most
@@ -219,9 +220,16 @@ class ElicitationTable:
     def _route(self, ctx: Context) -> str:
         """How a question from `ctx` reaches a person: the client's form, a URL it opens, the inbox.
 
+        A people-only caller's question always goes to the inbox, whatever the client declares:
+        no form or link is offered, so the agent holding the token has nothing to answer itself.
+
         Raises:
             ElicitationUnavailable: nobody can be asked.
         """
+        if ctx.people_only:
+            if self.on_elicit is not None:
+                return "browser"
+            raise ElicitationUnavailable(people_only=True)
         if ctx.client_shows_forms:
             return "client"
         if self.on_elicit is not None and self._client_opens_urls(ctx):

@@ -48,14 +48,38 @@ class MissingClientCapability(Exception):
 class ElicitationUnavailable(MissingClientCapability):
     """Nobody can be asked: the client shows no forms and the server has no `on_elicit`."""
 
-    def __init__(self) -> None:
-        super().__init__(
-            "This tool needs to ask the user a question, and nobody can be asked: the client did "
-            "not declare the elicitation capability (form mode) and the server has no on_elicit "
-            "fallback. Use a client that declares elicitation, or configure on_elicit on the "
-            "server.",
-            {"elicitation": {"form": {}}},
-        )
+    def __init__(self, *, people_only: bool = False) -> None:
+        if people_only:
+            message = (
+                "This tool needs to ask the user a question, and nobody can be asked: the token's "
+                "asks go to people only, and the server has no on_elicit fallback (the inbox) to "
+                "put them in. Configure on_elicit on the server, or clear the token's 'Asks go "
+                "to people only' setting."
+            )
+        else:
+            message = (
+                "This tool needs to ask the user a question, and nobody can be asked: the client "
+                "did not declare the elicitation capability (form mode) and the server has no "
+                "on_elicit fallback. Use a client that declares elicitation, or configure "
+                "on_elicit on the server."
+            )
+        super().__init__(message, {"elicitation": {"form": {}}})
+
+
+PEOPLE_ONLY_TEXT: Final = (
+    "asks made with this token go to people in the askserver inbox only (its 'Asks go to people "
+    "only' setting): the client may not answer them"
+)
+"""Why a people-only caller's own answer is refused, wherever it tries to give one."""
+
+
+class PeopleOnly(ToolError):
+    """A people-only caller's question would reach its client (a raw elicitation request): as a
+    tool result the model reads; the eras refuse a client's own answers with the same words."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(f"{PEOPLE_ONLY_TEXT}; {detail}")
+        self.message = str(self)
 
 
 class ElicitationEnded(Exception):

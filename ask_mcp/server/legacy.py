@@ -181,6 +181,9 @@ class LegacyInbound:
     control: SessionControl | None
     responses: ResponseRouter | None
     base_url: str | None
+    people_only: bool = False
+    """This request's token sends its asks to people only (decided per request, not per session:
+    the token the tools/call came with is the one whose setting counts)."""
 
 
 ALREADY_INITIALIZED: Final = (
@@ -230,6 +233,7 @@ class LegacyEra(Era[LegacyInbound]):
             team=session.team,
             client_version=client_version(session.client_info),
             session=session.id,
+            people_only=inbound.people_only,
         )
 
     def list_hints(self, result: dict[str, Any]) -> dict[str, Any]:

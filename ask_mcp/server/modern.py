@@ -36,6 +36,7 @@ from ask_mcp.server.context import Caller, Context, client_name, client_version
 from ask_mcp.server.elicitation import ElicitationTable
 from ask_mcp.server.era import Era, Method
 from ask_mcp.server.errors import (
+    PEOPLE_ONLY_TEXT,
     ElicitationEnded,
     ElicitationTimedOut,
     MissingClientCapability,
@@ -68,6 +69,18 @@ STATE_REJECTIONS: Final[Mapping[str, str]] = {
 """What the -32602 for a refused requestState says, by the check that refused it."""
 
 
+PEOPLE_ONLY_REFUSAL: Final = (
+    f"Invalid params: inputResponses refused: {PEOPLE_ONLY_TEXT}. Send the call without "
+    "inputResponses; a person answers its question in the inbox"
+)
+"""The -32602 for answers a people-only caller sends up front with its call."""
+PEOPLE_ONLY_STATE: Final = (
+    f"Invalid params: requestState refused: {PEOPLE_ONLY_TEXT}, and this round waits on a "
+    "question offered to the client. Retry with the token that started the call"
+)
+"""The -32602 for a people-only caller's retry of a round that waits on the client's form."""
+
+
 @dataclass(slots=True)
 class Inbound:
     """A request that passed the envelope rungs, with what the transport knows about it."""
@@ -80,6 +93,8 @@ class Inbound:
     base_url: str | None = None
     team: str | None = None
     credential: str | None = None
+    people_only: bool = False
+    """The request's token sends its asks to people only (ask_mcp.team.auth decides)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +145,7 @@ class ModernEra(Era[Inbound]):
         base_url: str | None,
         team: str | None,
         credential: str | None = None,
+        people_only: bool = False,
     ) -> Inbound:
         """The envelope rungs of the ladder: `_meta`, then the headers (over HTTP), then the version.
 
@@ -141,7 +157,15 @@ class ModernEra(Era[Inbound]):
             check_headers(request, envelope, headers, header_names)
         check_version(envelope, (mcp.MODERN_VERSION,))
         return Inbound(
-            request, envelope, principal, stream or NULL_STREAM, headers, base_url, team, credential
+            request,
+            envelope,
+            principal,
+            stream or NULL_STREAM,
+            headers,
+            base_url,
+            team,
+            credential,
+            people_only,
         )
 
     def offers(self) -> Mapping[str, Any]:
@@ -176,6 +200,7 @@ class ModernEra(Era[Inbound]):
             team=inbound.team,
             credential=inbound.credential,
             client_version=client_version(envelope.client_info),
+            people_only=inbound.people_only,
         )
 
     def list_hints(self, result: dict[str, Any]) -> dict[str, Any]:
@@ -343,6 +368,10 @@ class ModernEra(Era[Inbound]):
         if call.required:
             require(inbound.envelope.client_capabilities, call.required, call.name)
         responses = input_responses(params)
+        if responses and inbound.people_only and "requestState" not in params:
+            # Answers sent up front would answer the call's first question from the client:
+            # a people-only token's questions are answered in the inbox, so none is taken.
+            raise JsonRpcError(INVALID_PARAMS, PEOPLE_ONLY_REFUSAL, {"reason": "people_only"})
         binding = request_binding(inbound.request.method, call.name, call.arguments)
         try:
             if "requestState" in params:
@@ -375,6 +404,10 @@ class ModernEra(Era[Inbound]):
         claims = table.sealer.open_for(
             inbound.request.params["requestState"], binding=binding, principal=inbound.principal
         )
+        if inbound.people_only and claims.question is not None:
+            # The round waits on a question the client was offered (another token of the same
+            # person started the call): a people-only token's request does not answer it.
+            raise JsonRpcError(INVALID_PARAMS, PEOPLE_ONLY_STATE, {"reason": "people_only"})
         try:
             return await table.resume(
                 claims,

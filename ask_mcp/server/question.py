@@ -54,6 +54,8 @@ class Question:
     client_version: str | None = None
     session: str | None = None
     """The initialize-era session the asking call belongs to."""
+    people_only: bool = False
+    """Asked by a caller whose asks go to people only: the client's form was not offered."""
 
     def shown_as(self, message: str) -> Question:
         """A copy with the message a person is shown this attempt (a re-ask says what went wrong)."""

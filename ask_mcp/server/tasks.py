@@ -37,6 +37,7 @@ from ask_mcp.protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, JsonRpcErro
 from ask_mcp.server.context import Context
 from ask_mcp.server.elicitation import MAX_REASKS, ElicitationTable
 from ask_mcp.server.errors import (
+    PEOPLE_ONLY_TEXT,
     ElicitationTimedOut,
     MissingClientCapability,
     NoValidAnswer,
@@ -73,6 +74,11 @@ POLL_INTERVAL_MS: Final = 2_000
 """Suggested poll interval: a person answers in seconds at best, so 2 s wastes little."""
 INBOX_WAIT: Final = "Waiting for a person to answer in the askserver inbox."
 """The statusMessage of a record task whose client cannot show the form."""
+PEOPLE_WAIT: Final = (
+    "Waiting for a person to answer in the askserver inbox: this token's asks go to people "
+    "only, so the client is not offered the form."
+)
+"""The statusMessage of a people-only caller's record task, whatever its client shows."""
 
 
 def declares_tasks(capabilities: Mapping[str, Any]) -> bool:
@@ -114,6 +120,8 @@ class TaskRecord:
     team: str = ""
     toolkit: str = ""
     worker: str = ""
+    people_only: bool = False
+    """Made by a people-only caller: no input request is offered, tasks/update is refused."""
 
     def wire(self) -> dict[str, Any]:
         """The Task fields every task message carries."""
@@ -299,6 +307,7 @@ class TaskEngine:
             team=ctx.team or "",
             toolkit=ctx.toolkit or "",
             worker=self.table.worker,
+            people_only=ctx.people_only,
         )
 
     async def create(self, ctx: Context, tool: Tool) -> dict[str, Any] | None:
@@ -337,7 +346,9 @@ class TaskEngine:
         if self.table.observer is not None:
             await self.table.observer.asked(question)
         task.ask_id = question.id
-        if mcp.supports_form_elicitation(ctx.capabilities):  # nothing is parked: no channel
+        if task.people_only:  # a person answers in the inbox, whatever the client shows
+            task.status_message = PEOPLE_WAIT
+        elif mcp.supports_form_elicitation(ctx.capabilities):  # nothing is parked: no channel
             task.status = INPUT_REQUIRED
             task.input_requests = {_key(task.attempt): _form_request(message, schema)}
         else:
@@ -362,6 +373,7 @@ class TaskEngine:
             team=task.team or None,
             toolkit=task.toolkit or None,
             collector=f"{task.client_name or 'a client'} (task {task.id[:8]})",
+            people_only=task.people_only,
             **extra,
         )
 
@@ -453,8 +465,20 @@ class TaskEngine:
     async def update(
         self, task_id: str, principal: str | None, responses: Mapping[str, Any]
     ) -> dict[str, Any]:
-        """tasks/update: answers for outstanding keys (others are ignored); an empty ack."""
+        """tasks/update: answers for outstanding keys (others are ignored); an empty ack.
+
+        Raises:
+            JsonRpcError: -32602 for answers to a people-only caller's task (a person answers
+                it in the inbox; the client never had an input request to answer).
+        """
         task, tool = await self._owned(task_id, principal)
+        if task.people_only and responses:
+            raise JsonRpcError(
+                INVALID_PARAMS,
+                f"Invalid params: tasks/update refused for task {task.id!r}: "
+                f"{PEOPLE_ONLY_TEXT}. Poll tasks/get; a person answers it in the inbox",
+                {"reason": "people_only"},
+            )
         if task.status in TERMINAL:
             return {}
         answered = {key: value for key, value in responses.items() if key in task.input_requests}

@@ -43,6 +43,8 @@ class Caller:
     team_id: int | None
     token_label: str = ""
     """The token as people know it: its name and its first characters ("deploy-bot (amcp_Ab12…)")."""
+    people_only: bool = False
+    """The token's asks go to people in the inbox only, never to the client's own form."""
 
 
 CALLING_TOKEN: Final[ContextVar[int | None]] = ContextVar("ask_mcp_calling_token", default=None)
@@ -97,6 +99,11 @@ def caller_credential(caller: Caller | None) -> str | None:
     return caller.token_label or None if caller is not None else None
 
 
+def caller_people_only(caller: Caller | None) -> bool:
+    """Whether a request's caller holds a token whose asks go to people only (False without one)."""
+    return caller is not None and caller.people_only
+
+
 def caller_team(caller: Caller | None) -> str | None:
     """The team a request's caller routes its questions to (its token's group), if any."""
     if caller is None or caller.team_id is None:
@@ -120,11 +127,18 @@ def digest(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
-def issue_token(user: User, *, name: str = "", team: Group | None = None) -> tuple[ApiToken, str]:
+def issue_token(
+    user: User, *, name: str = "", team: Group | None = None, people_only: bool = False
+) -> tuple[ApiToken, str]:
     """Create a token for `user`; the clear token is returned here and never stored."""
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
     record = ApiToken.objects.create(
-        user=user, name=name, team=team, digest=digest(token), prefix=token[: len(TOKEN_PREFIX) + 4]
+        user=user,
+        name=name,
+        team=team,
+        people_only=people_only,
+        digest=digest(token),
+        prefix=token[: len(TOKEN_PREFIX) + 4],
     )
     return record, token
 
@@ -178,6 +192,7 @@ class TokenCache:
             token_id=record.pk,
             team_id=record.team_id,
             token_label=f"{record.name} ({record.prefix}…)" if record.name else f"{record.prefix}…",
+            people_only=record.people_only,
         )
 
 

@@ -38,6 +38,7 @@ from ask_mcp.team.auth import (
     Unauthorized,
     authenticate,
     caller_credential,
+    caller_people_only,
     caller_team,
 )
 from ask_mcp.transports.admission import (
@@ -298,6 +299,7 @@ class McpEndpoint:
                 principal=caller.principal if caller else None,
                 team=caller_team(caller),
                 credential=caller_credential(caller),
+                people_only=caller_people_only(caller),
             ),
             loop=asyncio.get_running_loop(),
             eager_start=True,
@@ -355,7 +357,14 @@ class McpEndpoint:
             await send_empty(send, 202)
             return
         stream = HttpStream(send, allows_sse=sse_ok, exchange=scope.get("ask_mcp.exchange"))
-        await self._in_session(message, session, stream, _base_url(scope, headers), receive)
+        await self._in_session(
+            message,
+            session,
+            stream,
+            _base_url(scope, headers),
+            receive,
+            people_only=caller_people_only(caller),
+        )
 
     async def _in_session(
         self,
@@ -364,6 +373,8 @@ class McpEndpoint:
         stream: HttpStream,
         base_url: str,
         receive: Receive,
+        *,
+        people_only: bool = False,
     ) -> None:
         """Answer one request inside its session on `stream`, tracked so the session can cancel it."""
         sessions = self.sessions
@@ -375,6 +386,7 @@ class McpEndpoint:
                 control=sessions,
                 responses=sessions.router(session.id),
                 base_url=base_url,
+                people_only=people_only,
             )
         )
         assert message.id is not None

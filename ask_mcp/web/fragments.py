@@ -43,6 +43,41 @@ AWAITS_COLLECTION: Final = (
 """What a decided ask says until a call has taken its decision."""
 
 
+ROUTE_WORDS: Final[dict[str, str]] = {
+    Ask.Route.CLIENT: "in the client's own form",
+    Ask.Route.BROWSER: "in the inbox",
+    Ask.Route.URL: "in the inbox, by a link the client opened",
+}
+"""Where an ask is answered, by its route, as the card, the history and the admin say it."""
+PEOPLE_ONLY_ROUTE: Final = (
+    "in the inbox only: this token's asks go to people, never to the client's own form"
+)
+"""Where a people-only token's ask is answered (its card's route line)."""
+
+
+def route_words(route: str, *, people_only: bool = False) -> str:
+    """Where an ask (or one step of its history) is answered, in words: "in the inbox"."""
+    if people_only and route != Ask.Route.CLIENT:
+        return PEOPLE_ONLY_ROUTE
+    return ROUTE_WORDS.get(route, route)
+
+
+def answered_in(ask: Ask) -> str:
+    """Which route answered a decided ask, in words ("" where the row cannot tell).
+
+    The client's own form when no person decided; the inbox when a person accepted or declined
+    a browser or URL ask. A person's cancel says nothing: the admin's cancel and the inbox's
+    leave the same row (its history names the admin).
+    """
+    if not ask.is_decided:
+        return ""
+    if ask.answered_by is None:
+        return ROUTE_WORDS[Ask.Route.CLIENT] if ask.route == Ask.Route.CLIENT else ""
+    if ask.route == Ask.Route.CLIENT or ask.status == Ask.Status.CANCELLED:
+        return ""
+    return ROUTE_WORDS[Ask.Route.BROWSER]
+
+
 @dataclass(slots=True)
 class AskItem:
     """One ask with its form (or how it ended), as the templates draw it."""
@@ -87,6 +122,21 @@ class AskItem:
         return ""
 
     @property
+    def route_line(self) -> str:
+        """Where this ask is answered: the inbox (only, for a people-only token) or the client."""
+        return route_words(self.ask.route, people_only=self.ask.people_only)
+
+    @property
+    def answered_in(self) -> str:
+        """Which route answered it ("in the inbox", "in the client's own form"); "" if none did."""
+        return answered_in(self.ask)
+
+    @property
+    def history_lines(self) -> list[tuple[AskEvent, str]]:
+        """The history's events, each with where it happened in words ("in the inbox")."""
+        return [(event, route_words(event.route) if event.route else "") for event in self.history]
+
+    @property
     def answer_rows(self) -> list[tuple[str, str]]:
         if self.ask.status != Ask.Status.ACCEPTED or not isinstance(self.ask.answer, dict):
             return []
@@ -128,12 +178,13 @@ class AskItem:
         ask = self.ask
         when = timezone.localtime(ask.answered_at).strftime("%H:%M:%S") if ask.answered_at else ""
         at = f" at {when}" if when else ""
+        where = f" {self.answered_in}" if self.answered_in else ""
         if ask.status == Ask.Status.ACCEPTED:
-            return f"Answered by {self.decided_by}{at}."
+            return f"Answered by {self.decided_by}{where}{at}."
         if ask.status == Ask.Status.DECLINED:
-            return f"Declined by {self.decided_by}{at}."
+            return f"Declined by {self.decided_by}{where}{at}."
         if ask.status == Ask.Status.CANCELLED:
-            return f"Cancelled by {self.decided_by}{at}."
+            return f"Cancelled by {self.decided_by}{where}{at}."
         if ask.status == Ask.Status.EXPIRED:
             return "Expired: nobody answered in time."
         if ask.status == Ask.Status.WITHDRAWN:

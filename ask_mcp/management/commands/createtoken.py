@@ -23,6 +23,12 @@ class Command(BaseCommand):
         parser.add_argument(
             "--team", default=None, help="A group: questions asked with the token also go to it."
         )
+        parser.add_argument(
+            "--people-only",
+            action="store_true",
+            help="Every question asked with the token goes to people in the inbox, never to the "
+            "client's own form (approvals the agent cannot answer itself).",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         User = get_user_model()
@@ -36,5 +42,7 @@ class Command(BaseCommand):
                 team = Group.objects.get(name=options["team"])
             except Group.DoesNotExist as exc:
                 raise CommandError(f"No group named {options['team']!r}.") from exc
-        _, token = issue_token(user, name=options["name"], team=team)
+        _, token = issue_token(
+            user, name=options["name"], team=team, people_only=options["people_only"]
+        )
         self.stdout.write(token)
