@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('ask_mcp', '0009_tasks'),
+        ('ask_mcp', '0010_retention'),
     ]
 
     operations = [
