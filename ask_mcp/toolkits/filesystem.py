@@ -14,33 +14,29 @@ O_NOFOLLOW), where the product runs.
 from __future__ import annotations
 
 import asyncio
-import errno
 import fnmatch
 import json
 import math
 import os
 import stat
-import time
 from typing import Any, Final
 
 from ask_mcp.protocol.jsonrpc import json_type
 from ask_mcp.server.context import Context
 from ask_mcp.server.errors import ToolError
 from ask_mcp.server.toolkit import Toolkit, ToolResult, tool
+from ask_mcp.toolkits.fswalk import (
+    CHANGED_KIND,
+    DIRECTORY_FLAGS,
+    FILE_FLAGS,
+    SNIFF_BYTES,
+    Search,
+    Stopped,
+    looks_binary,
+)
 
-SNIFF_BYTES: Final = 8192
-"""How much of a file is looked at for a NUL byte, the mark of a binary file."""
-LINE_PREVIEW: Final = 200
-"""Search results show at most this many characters of a matching line."""
 READ_ONLY: Final = {"readOnlyHint": True, "openWorldHint": False}
 """The annotations of every tool here: they read, and reach nothing outside the root."""
-DIRECTORY_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-"""How each directory on a path is opened: as a directory only, never through a link."""
-FILE_FLAGS: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
-"""How a file is opened: never through a link, and at once even if it became a FIFO meanwhile."""
-CHANGED_KIND: Final = frozenset({errno.ELOOP, errno.ENOTDIR, errno.ENXIO})
-"""What opening an entry answers when it became a link (ELOOP), a file where a directory was
-(ENOTDIR) or a socket (ENXIO) since it was looked at."""
 MAX_SEARCH_FILES: Final = 10_000
 """Files one search looks at by default: 10,000 small files in 100 directories were searched
 in 0.1-0.2 s on the 2-core test host (page cache warm), so the limit binds only on big trees."""
@@ -293,8 +289,8 @@ class FileSystem(Toolkit):
             if offset > size:
                 raise ToolError(f"offset {offset} is past the end of {path!r} ({size} bytes).")
             data = os.pread(fd, self.max_read_bytes, offset)
-            binary = _looks_binary(data[:SNIFF_BYTES]) or (
-                offset > 0 and _looks_binary(os.pread(fd, SNIFF_BYTES, 0))
+            binary = looks_binary(data[:SNIFF_BYTES]) or (
+                offset > 0 and looks_binary(os.pread(fd, SNIFF_BYTES, 0))
             )
         finally:
             os.close(fd)
@@ -334,7 +330,7 @@ class FileSystem(Toolkit):
 
     def _search(self, query: str, path: str, pattern: str) -> ToolResult:
         names = self.parts(path)
-        walk = _Search(self, query.casefold(), pattern)
+        walk = Search(self, query.casefold(), pattern)
         stopped: str | None = None
         top = fd = None
         if not names:
@@ -365,7 +361,7 @@ class FileSystem(Toolkit):
                         walk.opened(fd, "/".join(names))
                 finally:
                     os.close(fd)
-        except _Stopped as stop:
+        except Stopped as stop:
             stopped = stop.message
         found: dict[str, Any] = {
             "query": query,
@@ -383,142 +379,6 @@ class FileSystem(Toolkit):
         if stopped is not None:
             found["stopped"] = stopped
         return ToolResult.text(_compact(found))
-
-
-class _Stopped(Exception):
-    """A search limit was reached; `message` says which, how far the search got, and what to do."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
-
-
-class _Search:
-    """One search's walk and tallies, held to the toolkit's file, byte, time and match limits."""
-
-    def __init__(self, kit: FileSystem, needle: str, pattern: str) -> None:
-        self.kit = kit
-        self.needle = needle
-        self.pattern = pattern
-        self.deadline = time.monotonic() + kit.max_search_seconds
-        self.matches: list[dict[str, Any]] = []
-        self.looked_at = self.bytes_read = 0
-        self.searched = self.binary = self.too_large = self.not_regular = self.unreadable = 0
-
-    def stop(self, cap: str, limit: float, where: str) -> _Stopped:
-        files = f"{self.looked_at} file" + ("" if self.looked_at == 1 else "s")
-        value = f"{limit:g}" if isinstance(limit, float) else str(limit)  # 64 MiB, not 6.7e+07
-        return _Stopped(
-            f"Search stopped at the limit {cap}={value} after looking at {files} "
-            f"({self.bytes_read} bytes read); {where} and everything after it in the walk "
-            f"was not searched. Narrow the search with `path` or `glob`, or raise {cap} in "
-            "the FileSystem toolkit's settings."
-        )
-
-    def skip(self, exc: OSError) -> None:
-        """Count an entry that could not be opened: it became a link or socket, or is unreadable."""
-        if exc.errno in CHANGED_KIND:
-            self.not_regular += 1
-        else:
-            self.unreadable += 1
-
-    def check_time(self, shown: str) -> None:
-        if time.monotonic() >= self.deadline:
-            raise self.stop("max_search_seconds", self.kit.max_search_seconds, repr(shown))
-
-    def tree(self, top: int, shown: str) -> None:
-        """Search the directory open as `top` (closed here): a directory's files, then its subdirectories, sorted."""
-        # One descriptor per level of the walk, not per directory seen: a directory's
-        # subdirectories are opened one at a time, when the walk reaches each.
-        stack: list[tuple[int, str, list[str]]] = [(top, shown, [])]
-        try:
-            stack[-1] = (top, shown, self.directory(top, shown))
-            while stack:
-                fd, here, pending = stack[-1]
-                if not pending:
-                    os.close(fd)
-                    stack.pop()
-                    continue
-                name = pending.pop()
-                below = f"{here}/{name}" if here else name
-                self.check_time(below)
-                try:
-                    child = os.open(name, DIRECTORY_FLAGS, dir_fd=fd)
-                except OSError as exc:  # swapped for a link or a file since the scan, or gone
-                    self.skip(exc)
-                    continue
-                stack.append((child, below, []))  # on the stack first: closed if the scan stops
-                stack[-1] = (child, below, self.directory(child, below))
-        finally:
-            for fd, _, _ in stack:
-                os.close(fd)
-
-    def directory(self, fd: int, here: str) -> list[str]:
-        """Search the files of one directory; answers its subdirectories, last first (a stack)."""
-        files: list[str] = []
-        subdirectories: list[str] = []
-        self.check_time(here or ".")
-        try:
-            scan = os.scandir(fd)
-        except OSError as exc:
-            self.skip(exc)
-            return []
-        with scan:
-            for entry in scan:  # in the directory's own order: the limit names the directory
-                self.check_time(here or ".")
-                if entry.is_dir(follow_symlinks=False):
-                    subdirectories.append(entry.name)
-                elif entry.is_file(follow_symlinks=False):
-                    files.append(entry.name)
-                else:  # links, pipes, sockets, devices: never opened
-                    self.not_regular += 1
-        for name in sorted(files):
-            if not self.pattern or fnmatch.fnmatch(name, self.pattern):
-                self.file(fd, name, f"{here}/{name}" if here else name)
-        return sorted(subdirectories, reverse=True)
-
-    def file(self, parent: int, name: str, shown: str) -> None:
-        """Search one file the scan saw as regular, unless it changed kind since (then skipped)."""
-        self.check_time(shown)
-        if self.looked_at >= self.kit.max_search_files:
-            raise self.stop("max_search_files", self.kit.max_search_files, repr(shown))
-        try:
-            fd = os.open(name, FILE_FLAGS, dir_fd=parent)
-        except OSError as exc:  # swapped for a link or a socket, or gone since the scan
-            self.skip(exc)
-            return
-        try:
-            if stat.S_ISREG(os.fstat(fd).st_mode):
-                self.opened(fd, shown)
-            else:  # swapped for a pipe or a device since the scan
-                self.not_regular += 1
-        finally:
-            os.close(fd)
-
-    def opened(self, fd: int, shown: str) -> None:
-        """Search the regular file open as `fd`, within the byte and match limits."""
-        size = os.fstat(fd).st_size
-        if size > self.kit.max_search_file_bytes:
-            self.looked_at += 1
-            self.too_large += 1
-            return
-        if self.bytes_read + size > self.kit.max_search_bytes:
-            raise self.stop("max_search_bytes", self.kit.max_search_bytes, repr(shown))
-        self.looked_at += 1
-        data = _read_all(fd, self.kit.max_search_file_bytes)
-        self.bytes_read += len(data)
-        if _looks_binary(data[:SNIFF_BYTES]):
-            self.binary += 1
-            return
-        self.searched += 1
-        text = data.decode("utf-8", errors="replace")
-        for number, line in enumerate(text.splitlines(), start=1):
-            if self.needle in line.casefold():
-                if len(self.matches) == self.kit.max_matches:
-                    raise self.stop(
-                        "max_matches", self.kit.max_matches, f"{shown!r} from line {number}"
-                    )
-                self.matches.append({"path": shown, "line": number, "text": line[:LINE_PREVIEW]})
 
 
 def _open_regular(path: str, names: list[str], parent: int, tool_name: str) -> int:
@@ -616,16 +476,6 @@ def _entry(entry: os.DirEntry[str]) -> dict[str, Any]:
     return {"name": entry.name, "type": "other"}
 
 
-def _read_all(fd: int, limit: int) -> bytes:
-    """Up to `limit` bytes from the start of `fd` (a file may grow between fstat and read)."""
-    chunks: list[bytes] = []
-    total = 0
-    while total < limit and (chunk := os.read(fd, limit - total)):
-        chunks.append(chunk)
-        total += len(chunk)
-    return b"".join(chunks)
-
-
 def _string_argument(arguments: dict[str, Any], name: str, default: str | None) -> str:
     if name not in arguments or arguments[name] is None:
         if default is None:
@@ -644,10 +494,6 @@ def _offset_argument(arguments: dict[str, Any]) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ToolError(f"`offset` must be a non-negative integer, got {json.dumps(value)}.")
     return value
-
-
-def _looks_binary(head: bytes) -> bool:
-    return b"\x00" in head
 
 
 def _decode_prefix(chunk: bytes, *, complete: bool) -> tuple[str | None, int]:
