@@ -114,6 +114,9 @@ class TaskRecord:
     team: str = ""
     toolkit: str = ""
     worker: str = ""
+    ask_waiting: bool = False
+    """Read with the row, never stored: its ask was pending, unexpired and held by no call then,
+    so tasks/get has nothing to collect and writes nothing (False: look at the ask's record)."""
 
     def wire(self) -> dict[str, Any]:
         """The Task fields every task message carries."""
@@ -410,7 +413,12 @@ class TaskEngine:
     async def get(self, task_id: str, principal: str | None) -> dict[str, Any]:
         """tasks/get: the task as it is now (a record task first takes a person's decision)."""
         task, tool = await self._owned(task_id, principal)
-        if task.ask_id is not None and task.status not in TERMINAL and tool is not None:
+        if (
+            task.ask_id is not None
+            and task.status not in TERMINAL
+            and tool is not None
+            and not task.ask_waiting  # the poll of a waiting task: one read, no write
+        ):
             await self._collect(task, tool)
         return task.detailed()
 

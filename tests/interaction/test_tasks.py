@@ -336,3 +336,30 @@ async def test_a_task_made_on_one_worker_is_read_and_answered_on_the_other(
             finished = await on_a.get(other["taskId"], caps=INBOX_CAPS)
     assert finished["status"] == "completed"
     assert finished["result"]["content"][0]["text"] == '{"answer":"from B"}'
+
+
+CUT_CONNECTIONS = (
+    "import json; from django.db import connection; cursor = connection.cursor();"
+    "cursor.execute('SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+    " WHERE datname = current_database() AND pid <> pg_backend_pid()');"
+    "print(json.dumps(cursor.fetchone()[0]))"
+)
+"""PostgreSQL closing every other connection to the database, as a restart or an idle timeout
+does; prints how many it closed."""
+
+
+async def test_tasks_get_survives_postgresql_closing_the_task_stores_connection(
+    live_servers: LiveServers,
+) -> None:
+    # The task store keeps its connection from call to call (a new one per call was about a
+    # third of a tasks/get's CPU); a connection the database closed must fail no call.
+    async with two_workers(live_servers) as (a, _):
+        client = TaskClient(a.mcp_url)
+        async with asyncio.timeout(60):
+            handle = await client.ask({"message": unique("Still there?")})
+            assert (await client.get(handle["taskId"]))["status"] == "input_required"
+            assert shell(a, CUT_CONNECTIONS) >= 1, "the workers held no connection to close"
+            seen = await client.get(handle["taskId"])
+            again = await client.get(handle["taskId"])
+    assert seen["status"] == again["status"] == "input_required"
+    assert seen["inputRequests"] == again["inputRequests"]
