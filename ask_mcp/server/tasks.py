@@ -27,7 +27,7 @@ import contextlib
 import datetime as dt
 import secrets
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Final, Protocol
 
@@ -264,6 +264,9 @@ class TaskEngine:
         """Seconds a task stays readable after its ask's expiry, before it is purged."""
         self.limit: int = 100
         """Open tasks one principal may hold at once."""
+        self.on_ask: Callable[[Question, Context], Awaitable[None]] | None = None
+        """Told of a record task's new ask once its row exists (the Django runtime shows it in
+        open inboxes and tells the people it reaches, as for a held call's ask)."""
         self._running: dict[str, _Running] = {}
         self._clock: Callable[[], float] = time.time
 
@@ -340,6 +343,8 @@ class TaskEngine:
         if self.table.observer is not None:
             await self.table.observer.asked(question)
         task.ask_id = question.id
+        if self.on_ask is not None and not question.attached:
+            await self.on_ask(question, ctx)
         if mcp.supports_form_elicitation(ctx.capabilities):  # nothing is parked: no channel
             task.status = INPUT_REQUIRED
             task.input_requests = {_key(task.attempt): _form_request(message, schema)}

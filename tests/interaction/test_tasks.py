@@ -20,9 +20,10 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
+from playwright.async_api import expect
 
 from ask_mcp.server.errors import TIMED_OUT_TEXT
-from tests.support.browser import WEB_CONFIG, Person, quickstart_admin
+from tests.support.browser import WEB_CONFIG, OpenAs, Person, card, live_inbox, quickstart_admin
 from tests.support.inbox_http import page_text, signed_in_http
 from tests.support.live import ROOT, LiveServer, LiveServers
 from tests.support.services import postgres_database, require_services
@@ -198,6 +199,22 @@ async def test_a_person_answering_in_the_inbox_completes_the_task(
         done = await client.get(handle["taskId"], caps=INBOX_CAPS)
     assert done["status"] == "completed"
     assert done["result"]["content"][0]["text"] == '{"answer":"yes, after lunch"}'
+
+
+async def test_a_tasks_question_is_pushed_to_an_open_inbox_and_leaves_it_when_cancelled(
+    server: LiveServer, admin: Person, open_as: OpenAs
+) -> None:
+    page = await open_as(admin)
+    await live_inbox(page)
+    message = unique("Run the migration tonight?")
+    client = TaskClient(server.mcp_url)
+    async with asyncio.timeout(60):
+        handle = await client.ask({"message": message}, caps=INBOX_CAPS)
+        shown = card(page, message)
+        await expect(shown).to_be_visible()  # pushed over the socket: the page was never reloaded
+        await expect(shown).to_contain_text("waits until")
+        await client.cancel(handle["taskId"])
+        await expect(shown).to_have_count(0)
 
 
 async def test_the_inbox_and_the_client_race_and_the_first_answer_wins(
