@@ -79,6 +79,7 @@ bench: $(STAMP) $(SDK_VENV)/.installed-stamp
 	$(PY) -m bench.run memory
 	$(PY) -m bench.run resume
 	$(PY) -m bench.run durability
+	$(PY) -m bench.run tasks
 	$(PY) -m bench.run held
 	$(PY) -m bench.run inbox
 

@@ -26,8 +26,10 @@ from ask_mcp import conf
 from ask_mcp.ops import metrics
 from ask_mcp.protocol.forms import ElicitResult
 from ask_mcp.reach.background import REACHER
+from ask_mcp.records.events import ASKED, announce
 from ask_mcp.records.sweeper import SWEEPER, release_worker
 from ask_mcp.records.tasks import TaskRows
+from ask_mcp.server.context import Context
 from ask_mcp.server.core import Server
 from ask_mcp.server.errors import QuestionNoLongerWaiting
 from ask_mcp.server.ports import AskRecords, QuestionObserver
@@ -91,12 +93,24 @@ def build_server() -> Server:
     server.tasks.store = TaskRows()
     server.tasks.ttl, server.tasks.retention = options.task_ttl, options.task_retention
     server.tasks.limit = options.task_limit
+    server.tasks.on_ask = announce_task_ask
     if template is None:
         server.load_tools(conf.get("TOOLKITS"))
     else:
         for plugged, chosen in template.toolkits:
             server.plug(plugged, prefix=chosen)
     return server
+
+
+async def announce_task_ask(question: Question, ctx: Context) -> None:
+    """A task's new ask, as the web's on_elicit does a held call's: shown at once in every open
+    inbox, and its people told (mail, webhooks; ask_mcp.reach). Before this, a task's question
+    appeared only when a person loaded the inbox, and nobody was told of it."""
+    await announce(ASKED, [question.id])
+    try:  # planned and sent in the background: a notification problem never costs the question
+        REACHER.start_soon(question.id, conf.values().public_url or ctx.base_url or "")
+    except Exception:
+        logger.exception("could not start the notifications of ask %s", question.id)
 
 
 def _identity(template: Server | None) -> dict[str, Any]:

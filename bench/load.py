@@ -36,13 +36,22 @@ class Connection:
     async def open(self) -> None:
         self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
 
-    async def post(self, body: dict[str, Any], name: str) -> dict[str, Any]:
+    async def post(
+        self,
+        body: dict[str, Any],
+        name: str,
+        *,
+        method: str = "tools/call",
+        token: str | None = None,
+    ) -> dict[str, Any]:
+        """POST one request; `name` is its Mcp-Name header, `token` another principal's."""
         payload = json.dumps(body, separators=(",", ":")).encode()
+        auth = f"Authorization: Bearer {token}\r\n" if token else self.auth
         head = (
             f"POST {self.path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
             "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
-            f"MCP-Protocol-Version: {MODERN}\r\nMcp-Method: tools/call\r\nMcp-Name: {name}\r\n"
-            f"{self.auth}Content-Length: {len(payload)}\r\n\r\n"
+            f"MCP-Protocol-Version: {MODERN}\r\nMcp-Method: {method}\r\nMcp-Name: {name}\r\n"
+            f"{auth}Content-Length: {len(payload)}\r\n\r\n"
         ).encode()
         self.writer.write(head + payload)
         status_line = await self.reader.readline()

@@ -13,6 +13,7 @@ as a table and to bench/results/<suite>-<time>.json.
     python -m bench.run soak            # 20 minutes at a steady rate: memory and open files flat
     python -m bench.run durability      # 1,000 asks across the routes, SIGKILL, restart: 0 lost
     python -m bench.run ops             # throughput with metrics and logs off, default, and all on
+    python -m bench.run tasks           # 100,000 user_ask tasks waiting; tasks/get vs an MRTR round
 """
 
 from __future__ import annotations
@@ -590,13 +591,89 @@ def durability(calls: int) -> dict[str, Any]:
     return result
 
 
+def _database_bytes(workdir: Path) -> int:
+    """The SQLite database's size on disk, its write-ahead log included."""
+    return sum(path.stat().st_size for path in workdir.glob("*.sqlite3*"))
+
+
+def tasks(count: int, calls: int) -> dict[str, Any]:
+    """`count` `user_ask` tasks waiting on a person at once in one daphne process on SQLite
+    (as `make run`): resident memory per task beyond its rows, then tasks/get against an MRTR
+    round with all of them waiting (bench/tasks.py)."""
+    from bench import tasks as suite
+
+    principals = -(-count // suite.PER_PRINCIPAL)
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp)
+        product = Askserver(workdir)
+        manage = [str(VENV / "python"), "manage.py"]
+        tokens = suite.issue_tokens(manage, str(ROOT), product.env, principals)
+        port = free_port()
+        with serving(product.command("daphne", port), product.env, port) as process:
+            url = f"http://127.0.0.1:{port}/mcp"
+            load(url, concurrency=4, seconds=2, token=product.token)  # warm the MRTR path
+            mine = os.sched_getaffinity(0)
+            os.sched_setaffinity(0, {CLIENT_CPU})  # the client, as bench.load, on the other CPU
+            try:
+                asyncio.run(suite.warm(url, product.token, tokens))
+                before, disk_before = rss_kb(process.pid), _database_bytes(workdir)
+                waiting, seconds = asyncio.run(suite.create(url, tokens, count))
+                after, disk_after = rss_kb(process.pid), _database_bytes(workdir)
+                timed = asyncio.run(suite.latency(url, product.token, waiting, calls))
+                settled = rss_kb(process.pid)
+            finally:
+                os.sched_setaffinity(0, mine)
+    return {
+        "tasks": count,
+        "principals": principals,
+        "server": "daphne, SQLite (as make run), TASK_LIMIT as shipped (100)",
+        "seconds_to_create": round(seconds, 1),
+        "created_per_s": round(count / seconds, 1),
+        "rss_before_kb": before,
+        "rss_waiting_kb": after,
+        "rss_after_latency_kb": settled,
+        "bytes_per_waiting_task": round((after - before) * 1024 / count),
+        "database_bytes_per_task": round((disk_after - disk_before) / count),
+        **timed,
+    }
+
+
+def print_tasks(results: dict[str, Any]) -> None:
+    get, rnd = results["tasks_get"], results["mrtr_round"]
+    print(
+        f"{results['tasks']:,} tasks waiting ({results['principals']:,} principals), "
+        f"created in {results['seconds_to_create']} s ({results['created_per_s']}/s)\n"
+        f"resident memory: {results['rss_before_kb']:,} KB before, "
+        f"{results['rss_waiting_kb']:,} KB with them waiting: "
+        f"{results['bytes_per_waiting_task']} bytes per task (target under 1,024); "
+        f"their rows: {results['database_bytes_per_task']} bytes per task on disk\n"
+        f"{'':24} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8} {'count':>7}\n"
+        f"{'tasks/get':24} {get['p50_ms']:>8} {get['p99_ms']:>8} {get['max_ms']:>8} "
+        f"{get['count']:>7}\n"
+        f"{'MRTR round':24} {rnd['p50_ms']:>8} {rnd['p99_ms']:>8} {rnd['max_ms']:>8} "
+        f"{rnd['count']:>7}\n"
+        f"{'tasks/get / round':24} {results['get_over_round_p50']:>8} "
+        f"{results['get_over_round_p99']:>8}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
         "suite",
-        choices=["throughput", "memory", "resume", "held", "soak", "durability", "inbox", "ops"],
+        choices=[
+            "throughput",
+            "memory",
+            "resume",
+            "held",
+            "soak",
+            "durability",
+            "inbox",
+            "ops",
+            "tasks",
+        ],
     )
     parser.add_argument("--seconds", type=float, default=8.0, help="each load window")
     parser.add_argument("--rounds", type=int, default=3, help="throughput: turns per server")
@@ -604,6 +681,12 @@ def main() -> None:
     parser.add_argument("--cycles", type=int, default=100_000)
     parser.add_argument(
         "--calls", type=int, default=None, help="resume: 300; held and durability: 1,000"
+    )
+    parser.add_argument(
+        "--tasks", type=int, default=100_000, help="tasks: how many wait on a person at once"
+    )
+    parser.add_argument(
+        "--gets", type=int, default=4_000, help="tasks: tasks/get calls (and as many MRTR calls)"
     )
     parser.add_argument("--minutes", type=float, default=20.0, help="soak duration")
     parser.add_argument("--rate", type=float, default=50.0, help="soak: MRTR calls per second")
@@ -628,6 +711,9 @@ def main() -> None:
         print(json.dumps(results, indent=2))
     elif args.suite == "durability":
         results = durability(args.calls or 1000)
+    elif args.suite == "tasks":
+        results = tasks(args.tasks, args.gets)
+        print_tasks(results)
     elif args.suite == "inbox":
         from bench.inbox import fan_out, inbox_page
 

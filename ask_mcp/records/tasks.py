@@ -3,7 +3,9 @@
 :class:`TaskRows` implements :class:`~ask_mcp.server.tasks.TaskStore` on the ``Task`` model. A
 create returns after its transaction committed, so a ``tasks/get`` on any worker finds the
 task (the extension's durable-create rule); a save is conditional on the row not being
-terminal yet, so a terminal status never changes again, whoever writes second.
+terminal yet, so a terminal status never changes again, whoever writes second. A load reads,
+in the same query, whether the task's ask still simply waits (``TaskRecord.ask_waiting``), so
+the poll of a waiting task is one read and no write.
 """
 
 from __future__ import annotations
@@ -11,18 +13,23 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import uuid
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from functools import partial
 from typing import Any, Final
 
-from django.db import close_old_connections
+from django.db import connection
+from django.db.models import Exists, OuterRef
 
-from ask_mcp.models import Task
+from ask_mcp.models import Ask, Task
+from ask_mcp.records.sql import TRANSIENT
 from ask_mcp.server.tasks import TERMINAL, TaskRecord
 
 COLUMNS: Final = frozenset({"id", "principal", "tool", "status", "ask_id"})
 """TaskRecord fields that are columns of their own (the rest lives in `state`)."""
+READ_ONLY: Final = frozenset({"ask_waiting"})
+"""TaskRecord fields read with the row from its ask's row, and never stored."""
 
 
 def _at(seconds: float) -> dt.datetime:
@@ -40,11 +47,11 @@ def _row(task: TaskRecord) -> dict[str, Any]:
         "updated": _at(task.updated_at),
         "expires_at": _at(task.expires_at),
         "ask_id": uuid.UUID(task.ask_id) if task.ask_id else None,
-        "state": {key: value for key, value in fields.items() if key not in COLUMNS},
+        "state": {key: value for key, value in fields.items() if key not in COLUMNS | READ_ONLY},
     }
 
 
-def _record(row: Task) -> TaskRecord:
+def _record(row: Task, ask_waiting: bool = False) -> TaskRecord:
     state = dict(row.state)
     return TaskRecord(
         id=row.id,
@@ -52,23 +59,39 @@ def _record(row: Task) -> TaskRecord:
         tool=row.tool,
         status=row.status,
         ask_id=row.ask_id.hex if row.ask_id else None,
+        ask_waiting=ask_waiting,
         **state,
     )
 
 
+def _ask_waiting(now: dt.datetime) -> Exists:
+    """Whether the task's ask is pending, unexpired and held by no call: what a reattach would
+    leave as it is, with no decision to collect (a task's ask is held by worker "")."""
+    return Exists(
+        Ask.objects.filter(
+            pk=OuterRef("ask_id"),
+            status=Ask.Status.PENDING,
+            expires_at__gt=now,
+            worker="",
+            detached_at__isnull=True,
+        )
+    )
+
+
 def _create(task: TaskRecord) -> None:
-    close_old_connections()
     Task.objects.create(**_row(task))
 
 
 def _load(task_id: str) -> TaskRecord | None:
-    close_old_connections()
-    row = Task.objects.filter(pk=task_id).first()
-    return _record(row) if row is not None else None
+    # The ask's state comes in the same query: a poll of a waiting task used to be this read,
+    # then a flush of the recorder and a write transaction on the recorder's thread. With
+    # 4 clients, tasks/get was 3.8 times an MRTR round at p50 (docs/tasks-measurements.md).
+    waiting = _ask_waiting(dt.datetime.now(dt.UTC))
+    row = Task.objects.filter(pk=task_id).annotate(ask_waiting=waiting).first()
+    return _record(row, bool(row.ask_waiting)) if row is not None else None
 
 
 def _save(task: TaskRecord) -> bool:
-    close_old_connections()
     values = _row(task)
     del values["id"]
     written = Task.objects.filter(pk=task.id).exclude(status__in=TERMINAL).update(**values)
@@ -76,7 +99,6 @@ def _save(task: TaskRecord) -> bool:
 
 
 def _open_count(principal: str) -> int:
-    close_old_connections()
     return Task.objects.filter(principal=principal).exclude(status__in=TERMINAL).count()
 
 
@@ -87,8 +109,22 @@ def purge_tasks(now: dt.datetime) -> int:
 
 
 def _purge(now: float) -> int:
-    close_old_connections()
     return purge_tasks(_at(now))
+
+
+def _kept[T](function: Callable[..., T], *args: Any, again: bool = True) -> T:
+    """`function` on the store's thread, which keeps its connection from call to call: each
+    call used to open a new one (close_old_connections under CONN_MAX_AGE 0), 0.9 ms of the
+    3 ms of CPU a profiled tasks/get cost in-process (docs/tasks-measurements.md). After a
+    connection error the connection is dropped, and a call that may run twice runs once more
+    on a new one (a connection the database closed while idle fails only its first use)."""
+    try:
+        return function(*args)
+    except TRANSIENT:
+        connection.close()
+        if not again:
+            raise
+    return function(*args)
 
 
 class TaskRows:
@@ -97,13 +133,14 @@ class TaskRows:
     def __init__(self) -> None:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ask_mcp-tasks")
 
-    async def _run[T](self, function: Any, *args: Any) -> T:
+    async def _run[T](self, function: Any, *args: Any, again: bool = True) -> T:
         loop = asyncio.get_running_loop()
-        result: T = await loop.run_in_executor(self._executor, partial(function, *args))
+        call = partial(_kept, function, *args, again=again)
+        result: T = await loop.run_in_executor(self._executor, call)
         return result
 
     async def create(self, task: TaskRecord) -> None:
-        await self._run(_create, task)
+        await self._run(_create, task, again=False)  # it may have committed: not twice
 
     async def load(self, task_id: str) -> TaskRecord | None:
         found: TaskRecord | None = await self._run(_load, task_id)

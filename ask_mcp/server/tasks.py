@@ -27,7 +27,7 @@ import contextlib
 import datetime as dt
 import secrets
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Final, Protocol
 
@@ -122,6 +122,9 @@ class TaskRecord:
     worker: str = ""
     people_only: bool = False
     """Made by a people-only caller: no input request is offered, tasks/update is refused."""
+    ask_waiting: bool = False
+    """Read with the row, never stored: its ask was pending, unexpired and held by no call then,
+    so tasks/get has nothing to collect and writes nothing (False: look at the ask's record)."""
 
     def wire(self) -> dict[str, Any]:
         """The Task fields every task message carries."""
@@ -269,6 +272,9 @@ class TaskEngine:
         """Seconds a task stays readable after its ask's expiry, before it is purged."""
         self.limit: int = 100
         """Open tasks one principal may hold at once."""
+        self.on_ask: Callable[[Question, Context], Awaitable[None]] | None = None
+        """Told of a record task's new ask once its row exists (the Django runtime shows it in
+        open inboxes and tells the people it reaches, as for a held call's ask)."""
         self._running: dict[str, _Running] = {}
         self._clock: Callable[[], float] = time.time
 
@@ -346,6 +352,8 @@ class TaskEngine:
         if self.table.observer is not None:
             await self.table.observer.asked(question)
         task.ask_id = question.id
+        if self.on_ask is not None and not question.attached:
+            await self.on_ask(question, ctx)
         if task.people_only:  # a person answers in the inbox, whatever the client shows
             task.status_message = PEOPLE_WAIT
         elif mcp.supports_form_elicitation(ctx.capabilities):  # nothing is parked: no channel
@@ -422,7 +430,12 @@ class TaskEngine:
     async def get(self, task_id: str, principal: str | None) -> dict[str, Any]:
         """tasks/get: the task as it is now (a record task first takes a person's decision)."""
         task, tool = await self._owned(task_id, principal)
-        if task.ask_id is not None and task.status not in TERMINAL and tool is not None:
+        if (
+            task.ask_id is not None
+            and task.status not in TERMINAL
+            and tool is not None
+            and not task.ask_waiting  # the poll of a waiting task: one read, no write
+        ):
             await self._collect(task, tool)
         return task.detailed()
 

@@ -33,6 +33,7 @@ from tests.support.inbox_http import signed_in_http
 from tests.support.live import LiveServer, LiveServers
 from tests.support.mailbox import Mailbox
 from tests.support.receivers import Receiver
+from tests.support.tasks import INBOX_CAPS, TaskClient
 from tests.team.test_team import client_of
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -184,6 +185,20 @@ async def test_the_mailed_link_leads_through_sign_in_to_the_form_and_the_answer_
         )
     finally:
         await context.close()
+
+
+async def test_a_tasks_question_is_mailed_to_its_people_as_a_held_calls_is(
+    server: LiveServer, crew: Crew, mailbox: Mailbox
+) -> None:
+    message = f"Which release carries the fix? [{crew.tag}]"
+    client = TaskClient(server.mcp_url, crew.token)
+    handle = await client.ask({"message": message}, caps=INBOX_CAPS)
+    mails = await mails_for(mailbox, message, 2)
+    assert sorted(address for mail in mails for address in mail.to) == sorted(
+        [crew.email(crew.alice), crew.email(crew.carol)]
+    )  # dave chose no mail
+    assert all(mail.link.startswith(server.base_url + "/link/") for mail in mails)
+    await client.cancel(handle["taskId"])
 
 
 async def test_another_person_a_forged_link_and_an_expired_link_each_get_a_clear_page(

@@ -20,9 +20,10 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
+from playwright.async_api import expect
 
 from ask_mcp.server.errors import TIMED_OUT_TEXT
-from tests.support.browser import WEB_CONFIG, Person, quickstart_admin
+from tests.support.browser import WEB_CONFIG, OpenAs, Person, card, live_inbox, quickstart_admin
 from tests.support.inbox_http import page_text, signed_in_http
 from tests.support.live import ROOT, LiveServer, LiveServers
 from tests.support.services import postgres_database, require_services
@@ -200,6 +201,22 @@ async def test_a_person_answering_in_the_inbox_completes_the_task(
     assert done["result"]["content"][0]["text"] == '{"answer":"yes, after lunch"}'
 
 
+async def test_a_tasks_question_is_pushed_to_an_open_inbox_and_leaves_it_when_cancelled(
+    server: LiveServer, admin: Person, open_as: OpenAs
+) -> None:
+    page = await open_as(admin)
+    await live_inbox(page)
+    message = unique("Run the migration tonight?")
+    client = TaskClient(server.mcp_url)
+    async with asyncio.timeout(60):
+        handle = await client.ask({"message": message}, caps=INBOX_CAPS)
+        shown = card(page, message)
+        await expect(shown).to_be_visible()  # pushed over the socket: the page was never reloaded
+        await expect(shown).to_contain_text("waits until")
+        await client.cancel(handle["taskId"])
+        await expect(shown).to_have_count(0)
+
+
 async def test_the_inbox_and_the_client_race_and_the_first_answer_wins(
     server: LiveServer, admin: Person
 ) -> None:
@@ -336,3 +353,30 @@ async def test_a_task_made_on_one_worker_is_read_and_answered_on_the_other(
             finished = await on_a.get(other["taskId"], caps=INBOX_CAPS)
     assert finished["status"] == "completed"
     assert finished["result"]["content"][0]["text"] == '{"answer":"from B"}'
+
+
+CUT_CONNECTIONS = (
+    "import json; from django.db import connection; cursor = connection.cursor();"
+    "cursor.execute('SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+    " WHERE datname = current_database() AND pid <> pg_backend_pid()');"
+    "print(json.dumps(cursor.fetchone()[0]))"
+)
+"""PostgreSQL closing every other connection to the database, as a restart or an idle timeout
+does; prints how many it closed."""
+
+
+async def test_tasks_get_survives_postgresql_closing_the_task_stores_connection(
+    live_servers: LiveServers,
+) -> None:
+    # The task store keeps its connection from call to call (a new one per call was about a
+    # third of a tasks/get's CPU); a connection the database closed must fail no call.
+    async with two_workers(live_servers) as (a, _):
+        client = TaskClient(a.mcp_url)
+        async with asyncio.timeout(60):
+            handle = await client.ask({"message": unique("Still there?")})
+            assert (await client.get(handle["taskId"]))["status"] == "input_required"
+            assert shell(a, CUT_CONNECTIONS) >= 1, "the workers held no connection to close"
+            seen = await client.get(handle["taskId"])
+            again = await client.get(handle["taskId"])
+    assert seen["status"] == again["status"] == "input_required"
+    assert seen["inputRequests"] == again["inputRequests"]
