@@ -134,6 +134,11 @@ class Ask(models.Model):
         help_text="Asked with a token whose asks go to people only: the client's form was not "
         "offered, whatever the client declared.",
     )
+    in_task = models.BooleanField(
+        default=False,
+        help_text="Asked by a task of the MCP Tasks extension: no call holds it, the client "
+        "polls tasks/get for its answer.",
+    )
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     answer = models.JSONField(null=True, blank=True)
     answered_by = models.ForeignKey(

@@ -206,6 +206,7 @@ class AskRecorder:
             "token_id": CALLING_TOKEN.get(),
             "route": question.route,
             "people_only": question.people_only,
+            "in_task": question.in_task,
             "status": Ask.Status.PENDING,
             "answer": None,
             "answered_by_id": None,

@@ -56,6 +56,8 @@ class Question:
     """The initialize-era session the asking call belongs to."""
     people_only: bool = False
     """Asked by a caller whose asks go to people only: the client's form was not offered."""
+    in_task: bool = False
+    """Asked by a task (server.tasks): no call holds it; the client polls for its answer."""
 
     def shown_as(self, message: str) -> Question:
         """A copy with the message a person is shown this attempt (a re-ask says what went wrong)."""

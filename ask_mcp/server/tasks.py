@@ -382,6 +382,7 @@ class TaskEngine:
             toolkit=task.toolkit or None,
             collector=f"{task.client_name or 'a client'} (task {task.id[:8]})",
             people_only=task.people_only,
+            in_task=True,
             **extra,
         )
 

@@ -37,6 +37,11 @@ NO_AGENT_WAITING: Final = (
     "still answer; the answer is kept until the agent asks again and collects it."
 )
 """What a pending ask's card says when no call waits on it (README, Nothing lost)."""
+TASK_POLLING: Final = (
+    "The agent asked this as a task: it checks back for the answer rather than holding a "
+    "connection, and your answer reaches it at its next check."
+)
+"""What a pending task's card says: no call waits on it, and none needs to (README, tasks)."""
 AWAITS_COLLECTION: Final = (
     "Answered, waiting for the agent to collect it: it is kept until the agent's call takes it."
 )
@@ -113,6 +118,8 @@ class AskItem:
         ask = self.ask
         if ask.route == Ask.Route.CLIENT:
             return ""
+        if ask.is_pending and ask.in_task:
+            return TASK_POLLING
         if ask.is_pending:
             return "" if ask.agent_waiting else NO_AGENT_WAITING
         if ask.is_decided and ask.collected_at is None:

@@ -23,6 +23,7 @@ import pytest
 from playwright.async_api import expect
 
 from ask_mcp.server.errors import TIMED_OUT_TEXT
+from ask_mcp.web.fragments import TASK_POLLING
 from tests.support.browser import WEB_CONFIG, OpenAs, Person, card, live_inbox, quickstart_admin
 from tests.support.inbox_http import page_text, signed_in_http
 from tests.support.live import ROOT, LiveServer, LiveServers
@@ -194,6 +195,7 @@ async def test_a_person_answering_in_the_inbox_completes_the_task(
         async with signed_in_http(server, admin) as person:
             page = await person.client.get("/")
             assert "Ship on Friday?" in page_text(page.text)
+            assert TASK_POLLING in page_text(page.text)
             sent = await person.answer(ask["id"], answer="yes, after lunch")
             assert sent.status_code == 200, sent.text
         done = await client.get(handle["taskId"], caps=INBOX_CAPS)
@@ -213,6 +215,9 @@ async def test_a_tasks_question_is_pushed_to_an_open_inbox_and_leaves_it_when_ca
         shown = card(page, message)
         await expect(shown).to_be_visible()  # pushed over the socket: the page was never reloaded
         await expect(shown).to_contain_text("waits until")
+        # No call holds a task's ask, and none needs to: the card says the agent checks back.
+        await expect(shown).to_contain_text(TASK_POLLING)
+        await expect(shown).not_to_contain_text("No agent is waiting")
         await client.cancel(handle["taskId"])
         await expect(shown).to_have_count(0)
 
