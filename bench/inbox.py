@@ -150,7 +150,9 @@ async def _fan_out(base_url: str, product: Any) -> dict[str, Any]:
         browser = await playwright.chromium.launch(
             executable_path="/usr/bin/chromium", args=["--headless", "--no-sandbox"]
         )
-        page = await browser.new_page(base_url=base_url)
+        # The site's CSP forbids eval, which wait_for_function's expression needs; the bench's
+        # own script is not what the policy guards against.
+        page = await browser.new_page(base_url=base_url, bypass_csp=True)
         await page.goto("/accounts/login/")
         await page.fill("#id_username", "bench")
         await page.fill("#id_password", product.PASSWORD)

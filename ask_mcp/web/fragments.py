@@ -251,10 +251,10 @@ SHARED_CARDS: Final = 64
 _shared: dict[str, str] = {}
 
 
-def render_asked(request: HttpRequest, ask: Ask) -> str:
-    """A new ask's card for one socket, rendered once per process for every socket it is pushed to
+def shared_card(request: HttpRequest, ask: Ask) -> str:
+    """A new ask's card with a CSRF slot, rendered once per process for every socket it is pushed to
     (at 100 open inboxes, rendering it per socket put the last arrival seconds behind the
-    first; `make bench`, inbox suite); only the CSRF token differs between sockets."""
+    first; `make bench`, inbox suite)."""
     key = f"{ask.id.hex}:{ask.status}"
     html = _shared.get(key)
     if html is None:
@@ -263,7 +263,13 @@ def render_asked(request: HttpRequest, ask: Ask) -> str:
         if len(_shared) >= SHARED_CARDS:
             _shared.pop(next(iter(_shared)))
         _shared[key] = html
-    return html.replace(CSRF_SLOT, get_token(request))
+    return html
+
+
+def with_csrf(html: str, request: HttpRequest) -> str:
+    """A shared card with this socket's page's CSRF token in its slot: the only difference
+    between the bytes two sockets of one viewer get."""
+    return html.replace(CSRF_SLOT, get_token(request)) if html else html
 
 
 def render_ended(request: HttpRequest, ask: Ask, *, page: bool = False) -> str:
