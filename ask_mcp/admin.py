@@ -47,6 +47,7 @@ from ask_mcp.models import (
 )
 from ask_mcp.records import stats
 from ask_mcp.records.decisions import ask_cancel, ask_expire
+from ask_mcp.server.errors import REASON_LIMIT
 from ask_mcp.team.auth import TOKEN_PREFIX, TOKENS, digest
 from ask_mcp.team.targets import TargetRefused, vet
 from ask_mcp.web import charts
@@ -59,6 +60,29 @@ DECISIONS: Final[dict[str, tuple[Callable[..., bool], str, str]]] = {
     "expire": (ask_expire, "expired", "the waiting call gets “did not answer in time”"),
 }
 """The per-row decisions: what decides, its past tense, and what the model is told."""
+
+
+class ReasonForm(forms.Form):
+    """Staff's reason for a cancel or an expire, told to the waiting model with the result.
+
+    Optional: left blank, the model reads the same plain result as a person's cancel or a
+    deadline gives (still a complete answer it can act on); a required field would be filled
+    with "x" when staff are in a hurry, which tells the model less than nothing. Bulk decisions
+    give all their asks the same reason.
+    """
+
+    reason = forms.CharField(
+        label="Reason for the agent (optional)",
+        required=False,
+        max_length=REASON_LIMIT,
+        strip=True,
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
+        help_text=(
+            f"The waiting model reads this with its result, e.g. “The user cancelled the request: "
+            f"the release is called off.” Up to {REASON_LIMIT} characters, one line; say what "
+            "the agent should do instead. Left blank, it reads the plain result."
+        ),
+    )
 
 
 def shown_time(at: dt.datetime | None) -> SafeString | str:
@@ -190,6 +214,7 @@ class AskAdmin(AskModelAdmin):
         "time_left",
         "decided_by",
         "decided_at",
+        "reason",
         "token",
         "shown_answer",
         "shown_schema",
@@ -356,10 +381,13 @@ class AskAdmin(AskModelAdmin):
             raise PermissionDenied("Deciding an ask needs the change permission on asks.")
         decide, done, told = DECISIONS[verb]
         back = reverse("admin:ask_mcp_ask_changelist")
-        if request.method == "POST":
-            self._decide(request, Ask.objects.filter(pk=ask.pk), decide, done)
+        form = ReasonForm(request.POST if request.method == "POST" else None)
+        if form.is_valid():
+            reason = form.cleaned_data["reason"]
+            self._decide(request, Ask.objects.filter(pk=ask.pk), decide, done, reason)
             return HttpResponseRedirect(back)
         context = {
+            "form": form,
             **self.admin_site.each_context(request),
             "title": f"{verb.capitalize()} this ask?",
             "ask": ask,
@@ -391,10 +419,12 @@ class AskAdmin(AskModelAdmin):
         """A bulk decision: first a page naming the asks and what their calls will be told
         (as Django's bulk delete does), then, once confirmed, the decision."""
         decide, done, told = DECISIONS[verb]
-        if request.POST.get("confirmed") == "yes":
-            self._decide(request, queryset, decide, done)
+        form = ReasonForm(request.POST if request.POST.get("confirmed") == "yes" else None)
+        if form.is_valid():
+            self._decide(request, queryset, decide, done, form.cleaned_data["reason"])
             return None
         context = {
+            "form": form,
             **self.admin_site.each_context(request),
             "title": f"{verb.capitalize()} {queryset.count()} ask(s)?",
             "asks": list(queryset.select_related(*ASK_PEOPLE, "team")),
@@ -414,13 +444,14 @@ class AskAdmin(AskModelAdmin):
         queryset: QuerySet[Ask],
         decide: Callable[..., bool],
         verb: str,
+        reason: str = "",
     ) -> None:
         done: list[Ask] = []
         unreached = 0
         relay = runtime.relay()
         for ask in queryset.filter(status=Ask.Status.PENDING):
             try:
-                if decide(ask=ask, user=request.user, relay=relay):
+                if decide(ask=ask, user=request.user, relay=relay, reason=reason):
                     done.append(ask)
             except ChannelLayerUnavailable:
                 unreached += 1

@@ -52,6 +52,7 @@ from ask_mcp.protocol.forms import (
     check_form_schema,
     form_errors,
     read_elicit_result,
+    read_settled,
 )
 from ask_mcp.server.asking import new_question
 from ask_mcp.server.context import AnswerUrl, Context, OnElicit
@@ -87,6 +88,10 @@ MAX_REASKS: Final = 2
 """How many times an answer that does not fit its form is asked again before giving up."""
 EXPIRY_GRACE: Final = 1.0
 """Seconds a parked call outlives its state's expiry, so a late retry meets "expired", not "gone"."""
+STAFF_EXPIRED_KEPT: Final = 1024
+"""Parked calls an admin expired, remembered (with their reason) so the client's retry reads the
+timeout, not "used": a retry comes within the client's own loop turn, so far fewer than this
+many expire between an admin's click and the retry; the oldest are forgotten first."""
 RECORD_OWNER: Final = "@record"
 """The owner a requestState names when no parked call holds its round: the call is finished
 from its ask's record (:mod:`ask_mcp.server.recovery`)."""
@@ -134,6 +139,7 @@ class ElicitationTable:
         if relay is not None:
             relay.attach(self)
         self._calls: dict[str, ParkedCall] = {}
+        self._staff_expired: dict[str, str] = {}
         self._seq = itertools.count(1)
         self._issued = 0
 
@@ -296,9 +302,8 @@ class ElicitationTable:
                 reply = await self.on_elicit(shown, ctx)
         except TimeoutError as exc:
             raise ElicitationTimedOut from exc
-        if isinstance(reply, ElicitResult):
-            return reply
-        return read_elicit_result(reply) or ElicitResult("decline")
+        # The hook is the server's own (the inbox): its settlement may carry staff's reason.
+        return read_settled(reply) or ElicitResult("decline")
 
     async def _ask_by_url(
         self, ctx: Context, question: Question, text: str, key: str
@@ -333,9 +338,7 @@ class ElicitationTable:
         finally:
             if not waiting.done():
                 waiting.cancel()
-        if isinstance(reply, ElicitResult):
-            return reply
-        return read_elicit_result(reply) or ElicitResult("decline")
+        return read_settled(reply) or ElicitResult("decline")
 
     async def request_inputs(
         self, ctx: Context, requests: Mapping[str, Mapping[str, Any]]
@@ -453,6 +456,8 @@ class ElicitationTable:
         """The owner's half of :meth:`resume`, also reached through a relay."""
         call = self._calls.get(claims.call)
         if call is None:
+            if claims.call in self._staff_expired:  # an admin expired it: say so, and why
+                raise ElicitationTimedOut(self._staff_expired[claims.call])
             if claims.call.isdigit() and int(claims.call) <= self._issued:
                 raise InvalidState("used")
             raise QuestionNoLongerWaiting
@@ -485,15 +490,20 @@ class ElicitationTable:
         call = self._calls.get(call_id)
         if call is None or not call.pending:
             return False
-        call.overrides = {key: reply.to_dict() for key in call.pending}
+        # The reply itself, not its wire form: it may carry staff's reason for the model.
+        call.overrides = dict.fromkeys(call.pending, reply)
         return True
 
-    def expire_parked(self, call_id: str) -> bool:
-        """End a parked call now as if its deadline had passed. False when no such call waits."""
+    def expire_parked(self, call_id: str, reason: str = "") -> bool:
+        """End a parked call now as if its deadline had passed; its client's retry reads the
+        timeout, with staff's `reason`. False when no such call waits."""
         call = self._calls.get(call_id)
         if call is None or call.wake is not None:
             return False
         self._drop(call, "expired")
+        if len(self._staff_expired) >= STAFF_EXPIRED_KEPT:
+            self._staff_expired.pop(next(iter(self._staff_expired)))
+        self._staff_expired[call_id] = reason
         return True
 
     async def _drive(self, call: ParkedCall) -> dict[str, Any]:
