@@ -290,9 +290,13 @@ class ElicitationTable:
         if question.route == "client":
             assert ctx.input_channel is not None
             params = {"mode": "form", "message": text, "requestedSchema": question.schema}
-            raw = await ctx.input_channel.request(
+            asking = ctx.input_channel.request(
                 key, {"method": mcp.ELICITATION_METHOD, "params": params}, question.expires_at
             )
+            if isinstance(ctx.input_channel, ParkedCall) or self.relay is None:
+                raw = await asking  # a parked call is settled on its retry (answer_parked)
+            else:
+                raw = await self._first_of(asking, self.relay, question.id)
             # A reply that is not an ElicitResult is a refusal, not a fault.
             return read_elicit_result(raw) or ElicitResult("decline")
         assert self.on_elicit is not None
@@ -304,6 +308,23 @@ class ElicitationTable:
             raise ElicitationTimedOut from exc
         # The hook is the server's own (the inbox): its settlement may carry staff's reason.
         return read_settled(reply) or ElicitResult("decline")
+
+    async def _first_of(self, asking: Coroutine[Any, Any, Any], relay: Relay, ask_id: str) -> Any:
+        """The client's reply to a form sent on its stream (an initialize-era call), unless an
+        admin settles the ask first: a cancel (read with staff's reason) or an expire (raised
+        as the timeout) reaches the model as it would a parked call's retry."""
+        relay.expect(ask_id)  # before the form goes out: an admin may act at once
+        reply = asyncio.ensure_future(asking)
+        settled = asyncio.ensure_future(relay.wait_settled(ask_id))
+        try:
+            await asyncio.wait((reply, settled), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiting in (reply, settled):
+                if not waiting.done():
+                    waiting.cancel()
+        if settled.done() and not settled.cancelled():
+            return read_settled(settled.result())  # raises the admin's expire
+        return reply.result()
 
     async def _ask_by_url(
         self, ctx: Context, question: Question, text: str, key: str

@@ -193,21 +193,24 @@ async def test_a_held_call_expired_from_its_row_reads_the_timeout_with_the_admin
 
 
 @pytest.mark.parametrize("verb", ["cancel", "expire"])
-async def test_a_parked_mrtr_call_reads_the_admins_reason_on_its_retry(
-    web: LiveServer, admin: Person, open_as: OpenAs, verb: str
+@pytest.mark.parametrize("mode", ["2026-07-28", "legacy"], ids=["mrtr-retry", "2025-elicitation"])
+async def test_a_call_asking_the_client_reads_the_admins_reason(
+    web: LiveServer, admin: Person, open_as: OpenAs, verb: str, mode: str
 ) -> None:
+    """A 2026-07-28 call parked in the server reads the decision on its retry; an initialize-era
+    call, whose form waits on the client's stream, is ended by it at once."""
     page = await open_as(admin)
-    message = unique(f"Vacuum the database ({verb})?")
+    message = unique(f"Vacuum the database ({verb}, {mode})?")
 
     async def slow_person(ctx: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult:
-        # While this person hesitates, the call is parked in the server; an admin decides it.
+        # While this person hesitates, the call waits in the server; an admin decides it.
         await call_tool(web.mcp_url, "probe_records", {})  # the recorder has written the row
         await decide_from_row(page, message, verb, "  too late:\n the window closed  ")
         return ElicitResult(action="accept", content={"answer": "too late"})
 
     async with (
         asyncio.timeout(30),
-        Client(web.mcp_url, mode="2026-07-28", elicitation_callback=slow_person) as client,
+        Client(web.mcp_url, mode=mode, elicitation_callback=slow_person) as client,  # type: ignore[arg-type]
     ):
         result = await client.call_tool("user_ask", {"message": message})
     said = "too late: the window closed"  # one line, trimmed, as the model reads it
