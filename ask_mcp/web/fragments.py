@@ -132,10 +132,12 @@ class AskItem:
             return f"Answered by {self.decided_by}{at}."
         if ask.status == Ask.Status.DECLINED:
             return f"Declined by {self.decided_by}{at}."
+        # Staff's reason, as the model was told it (the template escapes it, as all text).
+        said = f" Reason: {ask.reason}" if ask.reason else ""
         if ask.status == Ask.Status.CANCELLED:
-            return f"Cancelled by {self.decided_by}{at}."
+            return f"Cancelled by {self.decided_by}{at}.{said}"
         if ask.status == Ask.Status.EXPIRED:
-            return "Expired: nobody answered in time."
+            return f"Expired: nobody answered in time.{said}"
         if ask.status == Ask.Status.WITHDRAWN:
             return "Withdrawn: the agent stopped waiting for an answer."
         return ""

@@ -1,7 +1,9 @@
 """The admin's view of asks: the list, its filters and search, read-only answers, and the cancel and expire actions.
 
 The actions reach the call wherever it waits: a call held for the browser resumes at once,
-a call parked for an MRTR client resumes with the admin's decision when the client retries.
+a call parked for an MRTR client resumes with the admin's decision when the client retries, an
+initialize-era call whose form waits on the client's stream ends at once. The reason staff give
+on the confirmation page reaches the model in each of those results, and is shown as text.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import json
 import re
 import uuid
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from mcp import Client
@@ -155,6 +158,12 @@ async def shows_reason_as_text(page: Page, message: str, status: str) -> None:
     await page.locator("#result_list tbody tr th a").first.click()
     await expect(page.locator(".field-reason .readonly")).to_have_text(REASON)
     assert await page.evaluate("document.querySelector('.field-reason b')") is None
+    # The ask's own page in the inbox says why it ended, in the same words, as text.
+    ask_id = uuid.UUID(urlsplit(page.url).path.rstrip("/").split("/")[-2])  # …/<id>/change/
+    await page.goto(f"/asks/{ask_id}/")
+    await expect(page.locator(".ask-closed .reason")).to_have_text(f"Reason: {REASON}")
+    assert await page.evaluate("document.querySelector('.ask-closed b')") is None
+    await assert_accessible(page, "an ask's page that says why staff ended it")
 
 
 async def test_a_held_call_cancelled_from_its_row_reads_the_admins_reason(

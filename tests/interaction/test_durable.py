@@ -437,4 +437,6 @@ async def test_an_answer_to_a_dead_workers_ask_is_kept_until_the_retry_on_anothe
             {"action": "accept", "content": {"answer": "yes"}},
             message=message,
         )
-    assert calls.text(reply) == "The user cancelled the request: the bucket still serves the old site."
+    assert (
+        calls.text(reply) == "The user cancelled the request: the bucket still serves the old site."
+    )
