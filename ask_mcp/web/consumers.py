@@ -5,10 +5,11 @@ what its signed-in person may see of it. On connect the inbox gets its whole lis
 an ask that appeared or ended while the page loaded (or while the socket was down) is not
 missed; inbox.js merges it, so cards already on screen keep what is typed in them. An ask that
 ends rewrites only its status line (why it ended): the form stays, greyed, with the draft.
-An inbox socket lists what its page's filters (its query string) let through. A new ask is read,
-checked against a viewer's visibility and filters, noted shown and drawn once per process and
-viewer (person and filters), however many of their sockets are open; each socket only puts its
-own CSRF token into the same bytes.
+An inbox socket lists what its page's filters (its query string) let through. Each event is
+read once per process and viewer (person and filters), however many of their sockets are open:
+a new ask is checked against the viewer's visibility and filters, noted shown and drawn once
+(each socket only puts its own CSRF token into the same bytes), and an ask that ended or
+changed is read and drawn once.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from django.contrib.auth.models import AnonymousUser
 
 from ask_mcp.models import Ask
 from ask_mcp.records.decisions import asks_shown
-from ask_mcp.records.events import INBOX_GROUP
+from ask_mcp.records.events import ASKED, ENDED, INBOX_GROUP
 from ask_mcp.web import fragments
 from ask_mcp.web.listing import INBOX_LIMIT, Filters, as_shown, inbox_asks
 
@@ -40,19 +41,20 @@ LIVE_ASK_PATH: Final = "/ws/asks/{ask_id}/"
 CLOSE_UNAUTHORISED: Final = 4403
 """The close code for a socket whose person is not signed in or may not see the ask."""
 ARRIVALS_KEPT: Final = 256
-"""New-ask fan-outs kept per process, one per ask and viewer: an ask reaches every socket within
-a second of its announcement, so a few hundred covers many viewers and asks at once; older
-ones are dropped first (a late socket then reads the ask itself, as every socket once did)."""
+"""Fan-outs kept per process, one per announcement and viewer: an event reaches every socket
+within a second, so a few hundred covers many viewers and asks at once; older ones are dropped
+first (a late socket then reads the ask itself, as every socket once did)."""
 
-ArrivalKey = tuple[asyncio.AbstractEventLoop, str, Any, Filters]
-"""One fan-out: the loop the sockets run on, the ask (hex), the viewer's user id and filters."""
-_arrivals: dict[ArrivalKey, asyncio.Future[str]] = {}
+ArrivalKey = tuple[asyncio.AbstractEventLoop, str, str, Any, Filters]
+"""One fan-out: the loop the sockets run on, the event's kind and id (the ask's hex for a new
+ask), the viewer's user id and filters."""
+_arrivals: dict[ArrivalKey, asyncio.Future[Any]] = {}
 
 
-def arrival(key: ArrivalKey, load: Callable[[], Coroutine[Any, Any, str]]) -> asyncio.Future[str]:
-    """The one read of a new ask for every socket of one viewer: started by the first socket the
-    event reaches, awaited by the rest (at 100 sockets, a read each took the p99 from 31 ms to
-    5.4 s: Channels runs every socket's database work on one thread; `make bench`, inbox)."""
+def arrival[T](key: ArrivalKey, load: Callable[[], Coroutine[Any, Any, T]]) -> asyncio.Future[T]:
+    """The one reading of an event for every socket of one viewer: started by the first socket
+    the event reaches, awaited by the rest (at 100 sockets, a read each took the p99 from 31 ms
+    to 5.4 s: Channels runs every socket's database work on one thread; `make bench`, inbox)."""
     found = _arrivals.get(key)
     if found is None:
         found = asyncio.ensure_future(load())
@@ -63,7 +65,7 @@ def arrival(key: ArrivalKey, load: Callable[[], Coroutine[Any, Any, str]]) -> as
     return found
 
 
-def _forget_failed(key: ArrivalKey, done: asyncio.Future[str]) -> None:
+def _forget_failed(key: ArrivalKey, done: asyncio.Future[Any]) -> None:
     """A read that failed (the database away) is not kept: the next event reads again."""
     if (done.cancelled() or done.exception() is not None) and _arrivals.get(key) is done:
         del _arrivals[key]
@@ -104,7 +106,7 @@ class InboxConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels i
         ask_hex = event["ask"]
         if self.ask_id is not None or ask_hex in self.shown:
             return
-        key = (asyncio.get_running_loop(), ask_hex, self.user.pk, self.filters)
+        key = (asyncio.get_running_loop(), ASKED, ask_hex, self.user.pk, self.filters)
         shared = arrival(key, lambda: database_sync_to_async(self._asked)(ask_hex))
         # Shielded: this socket closing must not cancel the read its viewer's other sockets await.
         html = await asyncio.shield(shared)
@@ -123,6 +125,18 @@ class InboxConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels i
         if self.ask_id is None and ask_hex not in self.shown:
             return
         html: str
+        if self.ask_id is None and "event" in event:  # an inbox: one reading per viewer
+            key = (asyncio.get_running_loop(), ENDED, event["event"], self.user.pk, self.filters)
+            shared = arrival(key, lambda: database_sync_to_async(self._inbox_change)(ask_hex))
+            # Shielded, as a new ask's: this socket closing must not cancel the others' read.
+            pending, html = await asyncio.shield(shared)
+            if not pending:
+                self.shown.discard(ask_hex)
+            if html:
+                await self.send(text_data=html)
+            elif not pending:
+                self.shown.add(ask_hex)  # it waits again (a send that could not be delivered)
+            return
         pending, html = await database_sync_to_async(self._changed)(ask_hex)
         if pending:
             await self.send(text_data=html)
@@ -177,6 +191,12 @@ class InboxConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels i
         if ask.is_pending:
             return True, fragments.render_waiting(request, ask)
         return False, self._state() if self.ask_id is not None else ""
+
+    def _inbox_change(self, ask_hex: str) -> tuple[bool, str]:
+        """For an inbox: whether the ask still waits, and its agent line or how it ended ("" when
+        it ended and then waits again, or nothing is to be drawn)."""
+        pending, html = self._changed(ask_hex)
+        return (True, html) if pending else (False, self._ended(ask_hex))
 
     def _state(self) -> str:
         if self.ask_id is None:
