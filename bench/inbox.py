@@ -41,11 +41,9 @@ def _one_size(pending: int) -> dict[str, Any]:
 
     django.setup()
     call_command("migrate", verbosity=0, interactive=False)
-    from django.contrib.auth.models import User
+    from django.contrib.auth.models import Permission, User
 
     from ask_mcp.models import Ask
-
-    from django.contrib.auth.models import Permission
 
     user = User.objects.create_user("bench", password="bench-password-0123", is_staff=True)
     # The asks are addressed to nobody: only a person who may answer every ask sees them (being
