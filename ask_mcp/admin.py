@@ -3,7 +3,8 @@
 Asks are read-only records (no Save; only superusers delete, in bulk, after Django's
 confirmation) with filters, a time-left column, times to the second in the reader's clock,
 answers shown as fields, who asked named as the inbox names it, and cancel and expire per row
-(each behind a confirmation page) and in bulk, decided by :mod:`ask_mcp.records.decisions`
+(each behind a confirmation page, with an optional reason told to the waiting model) and in
+bulk, decided by :mod:`ask_mcp.records.decisions`
 through the process's relay; bearer tokens are shown once when created; initialize-era
 sessions and webhooks with their deliveries.
 """
@@ -47,12 +48,12 @@ from ask_mcp.models import (
 )
 from ask_mcp.records import stats
 from ask_mcp.records.decisions import ask_cancel, ask_expire
-from ask_mcp.server.errors import REASON_LIMIT
 from ask_mcp.team.auth import TOKEN_PREFIX, TOKENS, digest
 from ask_mcp.team.targets import TargetRefused, vet
 from ask_mcp.web import charts
 from ask_mcp.web.formfields import show_answer
 from ask_mcp.web.fragments import asked_by, person
+from ask_mcp.web.reason import ReasonForm
 from ask_mcp.workers.relay import ChannelLayerUnavailable
 
 DECISIONS: Final[dict[str, tuple[Callable[..., bool], str, str]]] = {
@@ -60,29 +61,6 @@ DECISIONS: Final[dict[str, tuple[Callable[..., bool], str, str]]] = {
     "expire": (ask_expire, "expired", "the waiting call gets “did not answer in time”"),
 }
 """The per-row decisions: what decides, its past tense, and what the model is told."""
-
-
-class ReasonForm(forms.Form):
-    """Staff's reason for a cancel or an expire, told to the waiting model with the result.
-
-    Optional: left blank, the model reads the same plain result as a person's cancel or a
-    deadline gives (still a complete answer it can act on); a required field would be filled
-    with "x" when staff are in a hurry, which tells the model less than nothing. Bulk decisions
-    give all their asks the same reason.
-    """
-
-    reason = forms.CharField(
-        label="Reason for the agent (optional)",
-        required=False,
-        max_length=REASON_LIMIT,
-        strip=True,
-        widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
-        help_text=(
-            f"The waiting model reads this with its result, e.g. “The user cancelled the request: "
-            f"the release is called off.” Up to {REASON_LIMIT} characters, one line; say what "
-            "the agent should do instead. Left blank, it reads the plain result."
-        ),
-    )
 
 
 def shown_time(at: dt.datetime | None) -> SafeString | str:

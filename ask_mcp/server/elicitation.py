@@ -75,6 +75,7 @@ from ask_mcp.server.ports import (
     Stream,
 )
 from ask_mcp.server.question import Question
+from ask_mcp.server.staff import StaffExpired, first_of
 from ask_mcp.server.state import (
     InvalidState,
     QuestionClaims,
@@ -88,10 +89,6 @@ MAX_REASKS: Final = 2
 """How many times an answer that does not fit its form is asked again before giving up."""
 EXPIRY_GRACE: Final = 1.0
 """Seconds a parked call outlives its state's expiry, so a late retry meets "expired", not "gone"."""
-STAFF_EXPIRED_KEPT: Final = 1024
-"""Parked calls an admin expired, remembered (with their reason) so the client's retry reads the
-timeout, not "used": a retry comes within the client's own loop turn, so far fewer than this
-many expire between an admin's click and the retry; the oldest are forgotten first."""
 RECORD_OWNER: Final = "@record"
 """The owner a requestState names when no parked call holds its round: the call is finished
 from its ask's record (:mod:`ask_mcp.server.recovery`)."""
@@ -139,7 +136,7 @@ class ElicitationTable:
         if relay is not None:
             relay.attach(self)
         self._calls: dict[str, ParkedCall] = {}
-        self._staff_expired: dict[str, str] = {}
+        self._staff_expired = StaffExpired()
         self._seq = itertools.count(1)
         self._issued = 0
 
@@ -293,10 +290,9 @@ class ElicitationTable:
             asking = ctx.input_channel.request(
                 key, {"method": mcp.ELICITATION_METHOD, "params": params}, question.expires_at
             )
-            if isinstance(ctx.input_channel, ParkedCall) or self.relay is None:
-                raw = await asking  # a parked call is settled on its retry (answer_parked)
-            else:
-                raw = await self._first_of(asking, self.relay, question.id)
+            relay = None if isinstance(ctx.input_channel, ParkedCall) else self.relay
+            # A parked call is settled on its retry (answer_parked); one on a stream at once.
+            raw = await (asking if relay is None else first_of(asking, relay, question.id))
             # A reply that is not an ElicitResult is a refusal, not a fault.
             return read_elicit_result(raw) or ElicitResult("decline")
         assert self.on_elicit is not None
@@ -308,23 +304,6 @@ class ElicitationTable:
             raise ElicitationTimedOut from exc
         # The hook is the server's own (the inbox): its settlement may carry staff's reason.
         return read_settled(reply) or ElicitResult("decline")
-
-    async def _first_of(self, asking: Coroutine[Any, Any, Any], relay: Relay, ask_id: str) -> Any:
-        """The client's reply to a form sent on its stream (an initialize-era call), unless an
-        admin settles the ask first: a cancel (read with staff's reason) or an expire (raised
-        as the timeout) reaches the model as it would a parked call's retry."""
-        relay.expect(ask_id)  # before the form goes out: an admin may act at once
-        reply = asyncio.ensure_future(asking)
-        settled = asyncio.ensure_future(relay.wait_settled(ask_id))
-        try:
-            await asyncio.wait((reply, settled), return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for waiting in (reply, settled):
-                if not waiting.done():
-                    waiting.cancel()
-        if settled.done() and not settled.cancelled():
-            return read_settled(settled.result())  # raises the admin's expire
-        return reply.result()
 
     async def _ask_by_url(
         self, ctx: Context, question: Question, text: str, key: str
@@ -477,8 +456,8 @@ class ElicitationTable:
         """The owner's half of :meth:`resume`, also reached through a relay."""
         call = self._calls.get(claims.call)
         if call is None:
-            if claims.call in self._staff_expired:  # an admin expired it: say so, and why
-                raise ElicitationTimedOut(self._staff_expired[claims.call])
+            if (reason := self._staff_expired.reason(claims.call)) is not None:
+                raise ElicitationTimedOut(reason)  # an admin expired it: say so, and why
             if claims.call.isdigit() and int(claims.call) <= self._issued:
                 raise InvalidState("used")
             raise QuestionNoLongerWaiting
@@ -506,12 +485,12 @@ class ElicitationTable:
     def answer_parked(self, call_id: str, reply: ElicitResult) -> bool:
         """Settle a parked call's pending questions server-side (an admin's cancel or expire).
 
-        The call resumes with `reply` when its client retries. False when no such call waits.
+        The call resumes with `reply` itself (not its wire form: it may carry staff's reason)
+        when its client retries. False when no such call waits.
         """
         call = self._calls.get(call_id)
         if call is None or not call.pending:
             return False
-        # The reply itself, not its wire form: it may carry staff's reason for the model.
         call.overrides = dict.fromkeys(call.pending, reply)
         return True
 
@@ -522,9 +501,7 @@ class ElicitationTable:
         if call is None or call.wake is not None:
             return False
         self._drop(call, "expired")
-        if len(self._staff_expired) >= STAFF_EXPIRED_KEPT:
-            self._staff_expired.pop(next(iter(self._staff_expired)))
-        self._staff_expired[call_id] = reason
+        self._staff_expired.note(call_id, reason)
         return True
 
     async def _drive(self, call: ParkedCall) -> dict[str, Any]:

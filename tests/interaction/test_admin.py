@@ -47,6 +47,7 @@ async def run_action(page: Page, message: str, action: str) -> None:
     await page.get_by_role("button", name="Run", exact=True).click()
     # A confirmation page names the asks first; nothing is decided until it is confirmed.
     await expect(page.locator("#content li", has_text=message)).to_have_count(1)
+    await assert_accessible(page, "the admin's bulk confirmation, with its reason field")
     await page.get_by_role("button", name=re.compile(r"^Yes, (cancel|expire) them$")).click()
 
 
