@@ -216,6 +216,7 @@ class ChannelRelay:
         Raises:
             QuestionNoLongerWaiting: the owner did not answer (it stopped or crashed).
             InvalidState: the owner says the state was already used.
+            ElicitationTimedOut: an admin expired the call (with the reason they gave).
             JsonRpcError: the round ended in a protocol error, or the layer is down (-32603
                 saying so: the call was not reached, so the same retry may be sent again).
         """
@@ -274,6 +275,8 @@ class ChannelRelay:
                 raise InvalidState(reply["reason"])
             elif kind == "mrtr.gone":
                 raise QuestionNoLongerWaiting
+            elif kind == "mrtr.expired":
+                raise ElicitationTimedOut(str(reply.get("reason") or ""))
             elif kind == "mrtr.error":
                 error = reply["error"]
                 raise JsonRpcError(error["code"], error["message"], error.get("data"))
@@ -302,6 +305,8 @@ class ChannelRelay:
             reply = {"type": "mrtr.used", "corr": corr, "reason": exc.reason}
         except QuestionNoLongerWaiting:
             reply = {"type": "mrtr.gone", "corr": corr}
+        except ElicitationTimedOut as exc:  # an admin expired the parked call
+            reply = {"type": "mrtr.expired", "corr": corr, "reason": exc.reason}
         except JsonRpcError as exc:
             reply = {"type": "mrtr.error", "corr": corr, "error": exc.to_dict()}
         except MissingClientCapability as exc:
