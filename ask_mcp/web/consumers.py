@@ -46,8 +46,8 @@ within a second, so a few hundred covers many viewers and asks at once; older on
 first (a late socket then reads the ask itself, as every socket once did)."""
 
 ArrivalKey = tuple[asyncio.AbstractEventLoop, str, str, Any, Filters]
-"""One fan-out: the loop the sockets run on, the event's kind and id (the ask's hex for a new
-ask), the viewer's user id and filters."""
+"""One fan-out: the loop the sockets run on, the event's kind and id, the viewer's user id and
+filters."""
 _arrivals: dict[ArrivalKey, asyncio.Future[Any]] = {}
 
 
@@ -106,7 +106,9 @@ class InboxConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels i
         ask_hex = event["ask"]
         if self.ask_id is not None or ask_hex in self.shown:
             return
-        key = (asyncio.get_running_loop(), ASKED, ask_hex, self.user.pk, self.filters)
+        # Per announcement, not per ask: an escalation announces the ask again to new people.
+        once = event.get("event") or ask_hex
+        key = (asyncio.get_running_loop(), ASKED, once, self.user.pk, self.filters)
         shared = arrival(key, lambda: database_sync_to_async(self._asked)(ask_hex))
         # Shielded: this socket closing must not cancel the read its viewer's other sockets await.
         html = await asyncio.shield(shared)
