@@ -3,8 +3,7 @@
 Asks are read-only records (no Save; only superusers delete, in bulk, after Django's
 confirmation) with filters, a time-left column, times to the second in the reader's clock,
 answers shown as fields, who asked named as the inbox names it, and cancel and expire per row
-(each behind a confirmation page, with an optional reason told to the waiting model) and in
-bulk, decided by :mod:`ask_mcp.records.decisions`
+(each behind a confirmation page) and in bulk, decided by :mod:`ask_mcp.records.decisions`
 through the process's relay; bearer tokens are shown once when created; initialize-era
 sessions and webhooks with their deliveries.
 """
@@ -361,8 +360,7 @@ class AskAdmin(AskModelAdmin):
         back = reverse("admin:ask_mcp_ask_changelist")
         form = ReasonForm(request.POST if request.method == "POST" else None)
         if form.is_valid():
-            reason = form.cleaned_data["reason"]
-            self._decide(request, Ask.objects.filter(pk=ask.pk), decide, done, reason)
+            self._decide(request, Ask.objects.filter(pk=ask.pk), decide, done, form.said)
             return HttpResponseRedirect(back)
         context = {
             "form": form,
@@ -399,7 +397,7 @@ class AskAdmin(AskModelAdmin):
         decide, done, told = DECISIONS[verb]
         form = ReasonForm(request.POST if request.POST.get("confirmed") == "yes" else None)
         if form.is_valid():
-            self._decide(request, queryset, decide, done, form.cleaned_data["reason"])
+            self._decide(request, queryset, decide, done, form.said)
             return None
         context = {
             "form": form,

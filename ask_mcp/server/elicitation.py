@@ -52,7 +52,6 @@ from ask_mcp.protocol.forms import (
     check_form_schema,
     form_errors,
     read_elicit_result,
-    read_settled,
 )
 from ask_mcp.server.asking import new_question
 from ask_mcp.server.context import AnswerUrl, Context, OnElicit
@@ -75,7 +74,7 @@ from ask_mcp.server.ports import (
     Stream,
 )
 from ask_mcp.server.question import Question
-from ask_mcp.server.staff import StaffExpired, first_of
+from ask_mcp.server.staff import StaffExpired, first_of, from_hook
 from ask_mcp.server.state import (
     InvalidState,
     QuestionClaims,
@@ -290,9 +289,7 @@ class ElicitationTable:
             asking = ctx.input_channel.request(
                 key, {"method": mcp.ELICITATION_METHOD, "params": params}, question.expires_at
             )
-            relay = None if isinstance(ctx.input_channel, ParkedCall) else self.relay
-            # A parked call is settled on its retry (answer_parked); one on a stream at once.
-            raw = await (asking if relay is None else first_of(asking, relay, question.id))
+            raw = await first_of(asking, ctx.input_channel, self.relay, question.id)
             # A reply that is not an ElicitResult is a refusal, not a fault.
             return read_elicit_result(raw) or ElicitResult("decline")
         assert self.on_elicit is not None
@@ -302,8 +299,7 @@ class ElicitationTable:
                 reply = await self.on_elicit(shown, ctx)
         except TimeoutError as exc:
             raise ElicitationTimedOut from exc
-        # The hook is the server's own (the inbox): its settlement may carry staff's reason.
-        return read_settled(reply) or ElicitResult("decline")
+        return from_hook(reply)
 
     async def _ask_by_url(
         self, ctx: Context, question: Question, text: str, key: str
@@ -338,7 +334,7 @@ class ElicitationTable:
         finally:
             if not waiting.done():
                 waiting.cancel()
-        return read_settled(reply) or ElicitResult("decline")
+        return from_hook(reply)
 
     async def request_inputs(
         self, ctx: Context, requests: Mapping[str, Mapping[str, Any]]
@@ -456,8 +452,7 @@ class ElicitationTable:
         """The owner's half of :meth:`resume`, also reached through a relay."""
         call = self._calls.get(claims.call)
         if call is None:
-            if (reason := self._staff_expired.reason(claims.call)) is not None:
-                raise ElicitationTimedOut(reason)  # an admin expired it: say so, and why
+            self._staff_expired.check(claims.call)  # an admin expired it: say so, and why
             if claims.call.isdigit() and int(claims.call) <= self._issued:
                 raise InvalidState("used")
             raise QuestionNoLongerWaiting
@@ -485,18 +480,15 @@ class ElicitationTable:
     def answer_parked(self, call_id: str, reply: ElicitResult) -> bool:
         """Settle a parked call's pending questions server-side (an admin's cancel or expire).
 
-        The call resumes with `reply` itself (not its wire form: it may carry staff's reason)
-        when its client retries. False when no such call waits.
+        The call resumes with `reply` (and staff's reason) on its client's retry; False if none.
         """
-        call = self._calls.get(call_id)
-        if call is None or not call.pending:
+        if (call := self._calls.get(call_id)) is None or not call.pending:
             return False
         call.overrides = dict.fromkeys(call.pending, reply)
         return True
 
     def expire_parked(self, call_id: str, reason: str = "") -> bool:
-        """End a parked call now as if its deadline had passed; its client's retry reads the
-        timeout, with staff's `reason`. False when no such call waits."""
+        """End a parked call as at its deadline (its retry reads so, and `reason`); False if none."""
         call = self._calls.get(call_id)
         if call is None or call.wake is not None:
             return False

@@ -33,3 +33,8 @@ class ReasonForm(forms.Form):
             "the agent should do instead. Left blank, it reads the plain result."
         ),
     )
+
+    @property
+    def said(self) -> str:
+        """The reason given, once the form is valid ("" when left blank)."""
+        return str(self.cleaned_data["reason"])
