@@ -1,11 +1,12 @@
-"""The admin: asks (read-only, cancel and expire), tokens, sessions, webhooks, escalations, deliveries; deciding is records'.
+"""The admin: asks (read-only, cancel and expire), tokens, sessions; the reach models' admin is ask_mcp.reach.admin; deciding is records'.
 
 Asks are read-only records (no Save; only superusers delete, in bulk, after Django's
 confirmation) with filters, a time-left column, times to the second in the reader's clock,
 answers shown as fields, who asked named as the inbox names it, and cancel and expire per row
-(each behind a confirmation page) and in bulk, decided by :mod:`ask_mcp.records.decisions`
-through the process's relay; bearer tokens are shown once when created; initialize-era
-sessions and webhooks with their deliveries.
+(each behind a confirmation page, with a reason that goes back to the model) and in bulk,
+decided by :mod:`ask_mcp.records.decisions` through the process's relay; bearer tokens are
+shown once when created; initialize-era sessions. Importing this module registers the reach
+models' admin too (webhooks and their deliveries, notifications, escalations, preferences).
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import secrets
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
-from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.core.exceptions import PermissionDenied
@@ -30,7 +30,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 from django.utils.timesince import timesince
 
-from ask_mcp import conf, runtime
+from ask_mcp import runtime
 from ask_mcp.models import (
     ASK_PEOPLE,
     DECIDED,
@@ -38,20 +38,16 @@ from ask_mcp.models import (
     Ask,
     AskEvent,
     Delivery,
-    Escalation,
     LegacySessionRecord,
-    ReachPreference,
-    Webhook,
-    WebhookDelivery,
-    new_webhook_secret,
 )
+from ask_mcp.reach.admin import DELIVERY_FIELDS  # and registers the reach models' admin
 from ask_mcp.records import stats
 from ask_mcp.records.decisions import ask_cancel, ask_expire
 from ask_mcp.team.auth import TOKEN_PREFIX, TOKENS, digest
-from ask_mcp.team.targets import TargetRefused, vet
 from ask_mcp.web import charts
 from ask_mcp.web.formfields import show_answer
 from ask_mcp.web.fragments import answered_in, asked_by, person, route_words
+from ask_mcp.web.reason import ReasonForm
 from ask_mcp.workers.relay import ChannelLayerUnavailable
 
 DECISIONS: Final[dict[str, tuple[Callable[..., bool], str, str]]] = {
@@ -80,23 +76,11 @@ if TYPE_CHECKING:  # ModelAdmin is generic only to the type checker
     AskModelAdmin = admin.ModelAdmin[Ask]
     TokenAdminBase = admin.ModelAdmin[ApiToken]
     SessionAdminBase = admin.ModelAdmin[LegacySessionRecord]
-    WebhookAdminBase = admin.ModelAdmin[Webhook]
-    DeliveryAdminBase = admin.ModelAdmin[WebhookDelivery]
-    DeliveryInlineBase = admin.TabularInline[WebhookDelivery, Webhook]
     EventInlineBase = admin.TabularInline[AskEvent, Ask]
     AskDeliveryInlineBase = admin.TabularInline[Delivery, Ask]
-    HookDeliveryInlineBase = admin.TabularInline[Delivery, Webhook]
-    ReachDeliveryAdminBase = admin.ModelAdmin[Delivery]
-    EscalationAdminBase = admin.ModelAdmin[Escalation]
-    PreferenceAdminBase = admin.ModelAdmin[ReachPreference]
-    WebhookFormBase = forms.ModelForm[Webhook]
 else:
     AskModelAdmin = TokenAdminBase = SessionAdminBase = admin.ModelAdmin
-    WebhookAdminBase = DeliveryAdminBase = admin.ModelAdmin
-    DeliveryInlineBase = EventInlineBase = admin.TabularInline
-    AskDeliveryInlineBase = HookDeliveryInlineBase = admin.TabularInline
-    ReachDeliveryAdminBase = EscalationAdminBase = PreferenceAdminBase = admin.ModelAdmin
-    WebhookFormBase = forms.ModelForm
+    EventInlineBase = AskDeliveryInlineBase = admin.TabularInline
 
 
 class CollectedFilter(admin.SimpleListFilter):
@@ -125,21 +109,6 @@ class AskEventInline(EventInlineBase):
     can_delete = False
     fields = ("at", "kind", "actor", "actor_label", "route")
     readonly_fields = fields
-
-
-DELIVERY_FIELDS = (
-    "created_at",
-    "purpose",
-    "channel",
-    "address",
-    "state",
-    "attempts",
-    "response_status",
-    "last_error",
-    "next_attempt_at",
-    "sent_at",
-)
-"""What the admin shows of each notification, under its ask or webhook and in its own list."""
 
 
 class AskDeliveryInline(AskDeliveryInlineBase):
@@ -196,6 +165,7 @@ class AskAdmin(AskModelAdmin):
         "decided_by",
         "answered",
         "decided_at",
+        "reason",
         "token",
         "shown_answer",
         "shown_schema",
@@ -369,10 +339,12 @@ class AskAdmin(AskModelAdmin):
             raise PermissionDenied("Deciding an ask needs the change permission on asks.")
         decide, done, told = DECISIONS[verb]
         back = reverse("admin:ask_mcp_ask_changelist")
-        if request.method == "POST":
-            self._decide(request, Ask.objects.filter(pk=ask.pk), decide, done)
+        form = ReasonForm(request.POST if request.method == "POST" else None)
+        if form.is_valid():
+            self._decide(request, Ask.objects.filter(pk=ask.pk), decide, done, form.said)
             return HttpResponseRedirect(back)
         context = {
+            "form": form,
             **self.admin_site.each_context(request),
             "title": f"{verb.capitalize()} this ask?",
             "ask": ask,
@@ -404,10 +376,12 @@ class AskAdmin(AskModelAdmin):
         """A bulk decision: first a page naming the asks and what their calls will be told
         (as Django's bulk delete does), then, once confirmed, the decision."""
         decide, done, told = DECISIONS[verb]
-        if request.POST.get("confirmed") == "yes":
-            self._decide(request, queryset, decide, done)
+        form = ReasonForm(request.POST if request.POST.get("confirmed") == "yes" else None)
+        if form.is_valid():
+            self._decide(request, queryset, decide, done, form.said)
             return None
         context = {
+            "form": form,
             **self.admin_site.each_context(request),
             "title": f"{verb.capitalize()} {queryset.count()} ask(s)?",
             "asks": list(queryset.select_related(*ASK_PEOPLE, "team")),
@@ -427,13 +401,14 @@ class AskAdmin(AskModelAdmin):
         queryset: QuerySet[Ask],
         decide: Callable[..., bool],
         verb: str,
+        reason: str = "",
     ) -> None:
         done: list[Ask] = []
         unreached = 0
         relay = runtime.relay()
         for ask in queryset.filter(status=Ask.Status.PENDING):
             try:
-                if decide(ask=ask, user=request.user, relay=relay):
+                if decide(ask=ask, user=request.user, relay=relay, reason=reason):
                     done.append(ask)
             except ChannelLayerUnavailable:
                 unreached += 1
@@ -522,98 +497,6 @@ class LegacySessionAdmin(SessionAdminBase):
     )
     list_filter = ("protocol_version", "ended_at")
     readonly_fields = [field.name for field in LegacySessionRecord._meta.fields]
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-
-class DeliveryInline(DeliveryInlineBase):
-    """Deliveries made before every notification became a Delivery (kept as history)."""
-
-    model = WebhookDelivery
-    verbose_name_plural = "earlier webhook deliveries"
-    extra = 0
-    can_delete = False
-    fields = ("ask_id", "status", "attempts", "response_status", "last_error", "created_at")
-    readonly_fields = fields
-    ordering = ("-created_at",)
-    max_num = 0
-
-
-class HookDeliveryInline(HookDeliveryInlineBase):
-    model = Delivery
-    extra = 0
-    max_num = 0
-    can_delete = False
-    fields = ("ask", *DELIVERY_FIELDS)
-    readonly_fields = fields
-    ordering = ("-created_at",)
-    verbose_name_plural = "deliveries"
-
-
-class WebhookForm(WebhookFormBase):
-    """Refuses a URL that resolves to loopback, a private network or a metadata service."""
-
-    class Meta:
-        model = Webhook
-        fields = ("url", "user", "team", "active")
-
-    def clean_url(self) -> str:
-        url: str = self.cleaned_data["url"]
-        try:
-            vet(url, allow_private=conf.values().allow_private_webhooks)
-        except TargetRefused as exc:
-            raise forms.ValidationError(str(exc)) from None
-        return url
-
-
-@admin.register(Webhook)
-class WebhookAdmin(WebhookAdminBase):
-    form = WebhookForm
-    list_display = ("url", "user", "team", "active", "created_at")
-    list_filter = ("active",)
-    readonly_fields = ("secret",)
-    fields = ("url", "user", "team", "active", "secret")
-    inlines = (HookDeliveryInline, DeliveryInline)
-    actions = ("rotate_secret",)
-
-    @admin.action(description="Give the selected webhooks new secrets (receivers need the new one)")
-    def rotate_secret(self, request: HttpRequest, queryset: QuerySet[Webhook]) -> None:
-        for webhook in queryset:
-            webhook.secret = new_webhook_secret()
-            webhook.save(update_fields=["secret"])
-        self.message_user(request, f"{queryset.count()} webhook(s) have new secrets.")
-
-
-@admin.register(Delivery)
-class ReachDeliveryAdmin(ReachDeliveryAdminBase):
-    list_display = ("ask", "purpose", "channel", "address", "state", "attempts", "created_at")
-    list_filter = ("state", "channel", "purpose")
-    search_fields = ("address", "last_error", "ask__message")
-    list_select_related = ("ask",)
-    readonly_fields = [field.name for field in Delivery._meta.fields]
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False  # planned by the server (ask_mcp.reach.plan)
-
-
-@admin.register(Escalation)
-class EscalationAdmin(EscalationAdminBase):
-    list_display = ("team", "after_minutes", "fallback_team", "fallback_user", "active")
-    list_filter = ("active",)
-
-
-@admin.register(ReachPreference)
-class ReachPreferenceAdmin(PreferenceAdminBase):
-    list_display = ("user", "email_asks", "email_reminders", "updated_at")
-
-
-@admin.register(WebhookDelivery)
-class WebhookDeliveryAdmin(DeliveryAdminBase):
-    list_display = ("ask_id", "webhook", "status", "attempts", "response_status", "created_at")
-    list_filter = ("status",)
-    search_fields = ("ask_id", "last_error")
-    readonly_fields = [field.name for field in WebhookDelivery._meta.fields]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

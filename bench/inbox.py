@@ -41,11 +41,14 @@ def _one_size(pending: int) -> dict[str, Any]:
 
     django.setup()
     call_command("migrate", verbosity=0, interactive=False)
-    from django.contrib.auth.models import User
+    from django.contrib.auth.models import Permission, User
 
     from ask_mcp.models import Ask
 
     user = User.objects.create_user("bench", password="bench-password-0123", is_staff=True)
+    # The asks are addressed to nobody: only a person who may answer every ask sees them (being
+    # staff alone no longer does, so the page was timed empty, 3,227 bytes at either size).
+    user.user_permissions.add(Permission.objects.get(codename="answer_every_ask"))
     now = dt.datetime.now(dt.UTC)
     Ask.objects.bulk_create(
         Ask(
@@ -150,7 +153,9 @@ async def _fan_out(base_url: str, product: Any) -> dict[str, Any]:
         browser = await playwright.chromium.launch(
             executable_path="/usr/bin/chromium", args=["--headless", "--no-sandbox"]
         )
-        page = await browser.new_page(base_url=base_url)
+        # The site's CSP forbids eval, which wait_for_function's expression needs; the bench's
+        # own script is not what the policy guards against.
+        page = await browser.new_page(base_url=base_url, bypass_csp=True)
         await page.goto("/accounts/login/")
         await page.fill("#id_username", "bench")
         await page.fill("#id_password", product.PASSWORD)

@@ -17,6 +17,7 @@ from django.contrib.auth.models import AnonymousUser, Group, Permission
 from django.db import models
 from django.db.models import Exists, Q
 
+from ask_mcp.server.errors import REASON_LIMIT
 from ask_mcp.server.ids import new_ask_id
 
 if TYPE_CHECKING:
@@ -170,6 +171,14 @@ class Ask(models.Model):
     client_version = models.CharField(max_length=100, blank=True, default="")
     session = models.CharField(
         max_length=64, blank=True, default="", help_text="The initialize-era session, if any."
+    )
+    reason = models.CharField(
+        "staff's reason",
+        max_length=REASON_LIMIT,
+        blank=True,
+        default="",
+        db_default="",  # the recorder's own INSERT (records.sql) names every column anyway
+        help_text="Why staff cancelled or expired it; the waiting model is told.",
     )
 
     objects = AskQuerySet.as_manager()

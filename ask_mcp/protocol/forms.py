@@ -59,11 +59,41 @@ class ElicitResult:
     unreadable: str | None = dataclasses.field(default=None, compare=False)
     """On an accept whose content could not be read at all, why (the question is asked again
     with it); never sent on the wire."""
+    reason: str = dataclasses.field(default="", compare=False)
+    """Why staff cancelled the question (the admin's confirmation), for the model to read;
+    carried by the server's own settlements (:func:`read_settled`), never sent on the wire."""
 
     def to_dict(self) -> dict[str, Any]:
         if self.content is None:
             return {"action": self.action}
         return {"action": self.action, "content": self.content}
+
+    def settlement(self) -> dict[str, Any]:
+        """The reply as the server passes it between its own parts (relay, record): the wire
+        form plus staff's reason, if any (read back by :func:`read_settled`)."""
+        reply = self.to_dict()
+        if self.reason:
+            reply[REASON_KEY] = self.reason
+        return reply
+
+
+REASON_KEY: Final = "reason"
+"""Where a settlement (an admin's cancel, passed between workers or kept on the record) carries
+staff's reason; read only from the server's own settlements, never from a client's reply."""
+
+
+def read_settled(value: Any) -> ElicitResult | None:
+    """A reply the server settled itself (a browser answer, an admin's cancel, the record's
+    decision): as :func:`read_elicit_result`, keeping staff's reason."""
+    if isinstance(value, ElicitResult):
+        return value
+    reply = read_elicit_result(value)
+    if reply is None or reply.action == "accept":
+        return reply
+    reason = value.get(REASON_KEY)
+    if not isinstance(reason, str) or not reason:
+        return reply
+    return dataclasses.replace(reply, reason=reason)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +116,8 @@ def read_elicit_result(value: Any) -> ElicitResult | None:
     (the question is asked again with the reason), and content that is not an object at all
     comes back as an accept with nothing read and its reason in `unreadable`.
     """
+    if isinstance(value, ElicitResult):
+        return value  # already read (a server-side settlement of a parked call)
     if not isinstance(value, Mapping):
         return None
     action = value.get("action")

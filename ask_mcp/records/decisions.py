@@ -19,7 +19,9 @@ from django.contrib.auth.models import AnonymousUser
 from django.utils import timezone
 
 from ask_mcp.models import Ask, AskEvent, AskQuerySet, event_for_status, storable
+from ask_mcp.protocol.forms import REASON_KEY
 from ask_mcp.records.events import ENDED, announce, announce_sync
+from ask_mcp.server.errors import REASON_LIMIT
 from ask_mcp.workers.relay import ChannelLayerUnavailable, ChannelRelay
 
 if TYPE_CHECKING:
@@ -127,22 +129,30 @@ async def ask_answer(
     return answered
 
 
-def ask_cancel(*, ask: Ask, user: User | AnonymousUser, relay: ChannelRelay) -> bool:
+def ask_cancel(
+    *, ask: Ask, user: User | AnonymousUser, relay: ChannelRelay, reason: str = ""
+) -> bool:
     """An admin's cancel: the held call resumes with the cancelled result (a parked MRTR call on retry).
+
+    `reason` (cut to REASON_LIMIT) is kept with the ask and told to the model with the result,
+    however the call collects it (held, parked, from the record, as a task).
 
     Raises:
         ChannelLayerUnavailable: the worker holding the call could not be reached; the ask is
             left pending, as it was.
     """
-    reply = {"action": "cancel"}
-    decision = _decision(reply, user)
+    said = _said(reason)
+    reply: dict[str, Any] = {"action": "cancel", **({REASON_KEY: said} if said else {})}
+    decision = {**_decision(reply, user), "reason": said}
     if not Ask.objects.pending().filter(pk=ask.pk).update(**decision):
         return False
     if ask.worker:
         try:
             async_to_sync(relay.settle)(ask.worker, ask.id.hex, reply, ask.call_id or None)
         except ChannelLayerUnavailable:
-            _decided(ask, decision["status"], decision["answered_at"]).update(**PENDING_AGAIN)
+            _decided(ask, decision["status"], decision["answered_at"]).update(
+                **PENDING_AGAIN, reason=""
+            )
             raise
     actor = user if user.is_authenticated else None
     async_to_sync(_record)(ask, AskEvent.Kind.CANCELLED, actor, "admin")
@@ -151,26 +161,40 @@ def ask_cancel(*, ask: Ask, user: User | AnonymousUser, relay: ChannelRelay) -> 
     return True
 
 
-def ask_expire(*, ask: Ask, relay: ChannelRelay, user: User | AnonymousUser | None = None) -> bool:
+def ask_expire(
+    *,
+    ask: Ask,
+    relay: ChannelRelay,
+    user: User | AnonymousUser | None = None,
+    reason: str = "",
+) -> bool:
     """An admin's expire: the held call ends with the "did not answer in time" result.
+
+    `reason` (cut to REASON_LIMIT) is kept with the ask and follows that result's first sentence.
 
     Raises:
         ChannelLayerUnavailable: the worker holding the call could not be reached; the ask is
             left pending, as it was.
     """
-    if not Ask.objects.pending().filter(pk=ask.pk).update(status=Ask.Status.EXPIRED):
+    said = _said(reason)
+    if not Ask.objects.pending().filter(pk=ask.pk).update(status=Ask.Status.EXPIRED, reason=said):
         return False
     if ask.worker:
         try:
-            async_to_sync(relay.expire)(ask.worker, ask.id.hex, ask.call_id or None)
+            async_to_sync(relay.expire)(ask.worker, ask.id.hex, ask.call_id or None, said)
         except ChannelLayerUnavailable:
-            _decided(ask, Ask.Status.EXPIRED, None).update(**PENDING_AGAIN)
+            _decided(ask, Ask.Status.EXPIRED, None).update(**PENDING_AGAIN, reason="")
             raise
     actor = user if user is not None and user.is_authenticated else None
     async_to_sync(_record)(ask, AskEvent.Kind.EXPIRED, actor, "admin")
     if ask.route != Ask.Route.CLIENT:
         announce_sync(ENDED, [ask.id.hex])
     return True
+
+
+def _said(reason: str) -> str:
+    """Staff's reason as it is kept and told: one line, at most REASON_LIMIT characters."""
+    return " ".join(reason.split())[:REASON_LIMIT]
 
 
 async def ask_shown(*, ask: Ask, user: User | AnonymousUser) -> None:

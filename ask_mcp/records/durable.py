@@ -27,6 +27,7 @@ from typing import Any, Final
 from django.db import connection, transaction
 
 from ask_mcp.models import DECIDED, Ask, AskEvent, event_for_status
+from ask_mcp.protocol.forms import REASON_KEY
 from ask_mcp.records import sql
 from ask_mcp.records.decisions import STATUS_FOR_ACTION
 from ask_mcp.server.errors import ElicitationTimedOut, QuestionNoLongerWaiting
@@ -48,13 +49,16 @@ class Opened:
     """The decision waiting for a call, when the ask was decided and not collected."""
 
 
-def _reply(status: str, answer: Any) -> dict[str, Any]:
+def _reply(status: str, answer: Any, reason: str = "") -> dict[str, Any]:
+    """The settlement an ask's decision is for a call: its action, answer, and staff's reason."""
     action = {Ask.Status.ACCEPTED: "accept", Ask.Status.DECLINED: "decline"}.get(
         Ask.Status(status), "cancel"
     )
     reply: dict[str, Any] = {"action": action}
     if action == "accept":
         reply["content"] = answer or {}
+    elif reason:
+        reply[REASON_KEY] = reason  # an admin's cancel, with what they told the model
     return reply
 
 
@@ -80,7 +84,7 @@ def open_ask(row: Mapping[str, Any], now: dt.datetime) -> Opened:
             if not key:
                 break
             found = Ask.objects.filter(attach_key=key).values(
-                "id", "status", "answer", "expires_at", "worker", "route"
+                "id", "status", "answer", "expires_at", "worker", "route", "reason"
             )
             holder = found.first()
             if holder is None:
@@ -90,7 +94,10 @@ def open_ask(row: Mapping[str, Any], now: dt.datetime) -> Opened:
                 continue
             if holder["status"] in DECIDED:
                 return Opened(
-                    holder["id"].hex, True, "", _reply(holder["status"], holder["answer"])
+                    holder["id"].hex,
+                    True,
+                    "",
+                    _reply(holder["status"], holder["answer"], holder["reason"]),
                 )
             took = Ask.objects.filter(pk=holder["id"], status=Ask.Status.PENDING).update(
                 worker=row["worker"], call_id=row["call_id"], detached_at=None
@@ -139,15 +146,20 @@ def decide_ask(
             _event(ask_id, event_for_status(status), now, FROM_RECORD, row["route"])
             _event(ask_id, AskEvent.Kind.DELIVERED, now, collector, row["route"])
             return dict(reply)
-        held = Ask.objects.filter(pk=ask_id).values("status", "answer", "collected_at").first()
+        held = _held(ask_id).first()
         if held is None:  # the crash took the row before it was written: write it decided
             fresh = {**row, "status": status, "answer": content, "answered_at": now}
             fresh.update(collected_at=now, collected_by=collector[:200], attach_key="")
             if _insert(fresh):
                 _event(ask_id, event_for_status(status), now, FROM_RECORD, row["route"])
                 return dict(reply)
-            held = Ask.objects.filter(pk=ask_id).values("status", "answer", "collected_at").get()
+            held = _held(ask_id).get()
         return _take(ask_id, held, collector, now, row["route"])
+
+
+def _held(ask_id: uuid.UUID) -> Any:
+    """What :func:`_take` reads of an ask: its decision, whether it was collected, and why."""
+    return Ask.objects.filter(pk=ask_id).values("status", "answer", "collected_at", "reason")
 
 
 def _take(
@@ -159,10 +171,10 @@ def _take(
             pk=ask_id, collected_at__isnull=True
         ).update(collected_at=now, collected_by=collector[:200], attach_key=""):
             _event(ask_id, AskEvent.Kind.DELIVERED, now, collector, route)
-            return _reply(held["status"], held["answer"])
+            return _reply(held["status"], held["answer"], held["reason"])
         raise InvalidState("used")
     if held["status"] == Ask.Status.EXPIRED:
-        raise ElicitationTimedOut
+        raise ElicitationTimedOut(held["reason"])  # staff's reason, if they expired it
     raise QuestionNoLongerWaiting
 
 
@@ -176,7 +188,7 @@ def reattach_ask(row: Mapping[str, Any], now: dt.datetime) -> Opened:
     with transaction.atomic():
         held = (
             Ask.objects.filter(pk=ask_id)
-            .values("status", "answer", "collected_at", "expires_at", "worker", "route")
+            .values("status", "answer", "collected_at", "expires_at", "worker", "route", "reason")
             .first()
         )
         if held is None:
@@ -185,7 +197,9 @@ def reattach_ask(row: Mapping[str, Any], now: dt.datetime) -> Opened:
         if held["status"] in DECIDED:
             if held["collected_at"] is not None:
                 raise InvalidState("used")
-            return Opened(ask_id.hex, True, "", _reply(held["status"], held["answer"]))
+            return Opened(
+                ask_id.hex, True, "", _reply(held["status"], held["answer"], held["reason"])
+            )
         if held["status"] != Ask.Status.PENDING:
             _take(ask_id, held, "", now, held["route"])  # raises why there is nothing to take
         if held["expires_at"] <= now:

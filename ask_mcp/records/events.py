@@ -7,6 +7,7 @@ web's consumers turn the events into fragments) and nothing of the call the ask 
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Iterable
 from typing import Final
 
@@ -35,7 +36,10 @@ async def announce(kind: str, ask_ids: Iterable[str]) -> None:
         return
     try:
         for ask_id in ask_ids:
-            await layer.group_send(INBOX_GROUP, {"type": kind, "ask": ask_id})
+            # `event` names this one announcement: the sockets of one process and viewer share
+            # the reading of it (ask_mcp.web.consumers), as an ask ends or changes many times.
+            message = {"type": kind, "ask": ask_id, "event": uuid.uuid4().hex}
+            await layer.group_send(INBOX_GROUP, message)
     except Exception:
         logger.warning("could not tell the inboxes about %s", kind, exc_info=True)
 

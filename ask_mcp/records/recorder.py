@@ -31,7 +31,7 @@ from django.db import connection
 
 from ask_mcp.models import Ask, storable
 from ask_mcp.ops import metrics
-from ask_mcp.protocol.forms import ElicitResult, read_elicit_result
+from ask_mcp.protocol.forms import ElicitResult, read_settled
 from ask_mcp.records import durable, sql
 from ask_mcp.records.events import ENDED, announce
 from ask_mcp.records.sql import TRANSIENT, Close
@@ -128,7 +128,7 @@ class AskRecorder:
         question.attached = opened.attached
         question.attached_from = opened.previous_worker
         if opened.settled is not None:
-            question.settled = read_elicit_result(opened.settled)
+            question.settled = read_settled(opened.settled)
         if opened.attached:
             await announce(ENDED, [opened.id])  # an agent waits on it again: redraw its line
 
@@ -154,13 +154,13 @@ class AskRecorder:
         )
         if question.route != Ask.Route.CLIENT:
             await announce(ENDED, [question.id])
-        return read_elicit_result(decided) or ElicitResult("decline")
+        return read_settled(decided) or ElicitResult("decline")
 
     async def reattach(self, question: Question) -> None:
         opened = await self._on_thread(durable.reattach_ask, self._row(question), _now())
         question.attached_from = opened.previous_worker
         if opened.settled is not None:
-            question.settled = read_elicit_result(opened.settled)
+            question.settled = read_settled(opened.settled)
 
     async def _on_thread[**P, T](
         self, function: Callable[P, T], *args: P.args, **kwargs: P.kwargs
@@ -222,6 +222,7 @@ class AskRecorder:
             "credential": storable((question.credential or "")[:200]),
             "client_version": storable((question.client_version or "")[:100]),
             "session": (question.session or "")[:64],
+            "reason": "",
         }
 
     def _submit(self, op: _Op) -> None:

@@ -75,6 +75,7 @@ from ask_mcp.server.ports import (
     Stream,
 )
 from ask_mcp.server.question import Question
+from ask_mcp.server.staff import StaffExpired, first_of, from_hook
 from ask_mcp.server.state import (
     InvalidState,
     QuestionClaims,
@@ -135,6 +136,7 @@ class ElicitationTable:
         if relay is not None:
             relay.attach(self)
         self._calls: dict[str, ParkedCall] = {}
+        self._staff_expired = StaffExpired()
         self._seq = itertools.count(1)
         self._issued = 0
 
@@ -292,9 +294,10 @@ class ElicitationTable:
         if question.route == "client":
             assert ctx.input_channel is not None
             params = {"mode": "form", "message": text, "requestedSchema": question.schema}
-            raw = await ctx.input_channel.request(
+            asking = ctx.input_channel.request(
                 key, {"method": mcp.ELICITATION_METHOD, "params": params}, question.expires_at
             )
+            raw = await first_of(asking, ctx.input_channel, self.relay, question.id)
             # A reply that is not an ElicitResult is a refusal, not a fault.
             return read_elicit_result(raw) or ElicitResult("decline")
         assert self.on_elicit is not None
@@ -304,9 +307,7 @@ class ElicitationTable:
                 reply = await self.on_elicit(shown, ctx)
         except TimeoutError as exc:
             raise ElicitationTimedOut from exc
-        if isinstance(reply, ElicitResult):
-            return reply
-        return read_elicit_result(reply) or ElicitResult("decline")
+        return from_hook(reply)
 
     async def _ask_by_url(
         self, ctx: Context, question: Question, text: str, key: str
@@ -341,9 +342,7 @@ class ElicitationTable:
         finally:
             if not waiting.done():
                 waiting.cancel()
-        if isinstance(reply, ElicitResult):
-            return reply
-        return read_elicit_result(reply) or ElicitResult("decline")
+        return from_hook(reply)
 
     async def request_inputs(
         self, ctx: Context, requests: Mapping[str, Mapping[str, Any]]
@@ -461,6 +460,7 @@ class ElicitationTable:
         """The owner's half of :meth:`resume`, also reached through a relay."""
         call = self._calls.get(claims.call)
         if call is None:
+            self._staff_expired.check(claims.call)  # an admin expired it: say so, and why
             if claims.call.isdigit() and int(claims.call) <= self._issued:
                 raise InvalidState("used")
             raise QuestionNoLongerWaiting
@@ -488,20 +488,20 @@ class ElicitationTable:
     def answer_parked(self, call_id: str, reply: ElicitResult) -> bool:
         """Settle a parked call's pending questions server-side (an admin's cancel or expire).
 
-        The call resumes with `reply` when its client retries. False when no such call waits.
+        The call resumes with `reply` (and staff's reason) on its client's retry; False if none.
         """
-        call = self._calls.get(call_id)
-        if call is None or not call.pending:
+        if (call := self._calls.get(call_id)) is None or not call.pending:
             return False
-        call.overrides = {key: reply.to_dict() for key in call.pending}
+        call.overrides = dict.fromkeys(call.pending, reply)
         return True
 
-    def expire_parked(self, call_id: str) -> bool:
-        """End a parked call now as if its deadline had passed. False when no such call waits."""
+    def expire_parked(self, call_id: str, reason: str = "") -> bool:
+        """End a parked call as at its deadline (its retry reads so, and `reason`); False if none."""
         call = self._calls.get(call_id)
         if call is None or call.wake is not None:
             return False
         self._drop(call, "expired")
+        self._staff_expired.note(call_id, reason)
         return True
 
     async def _drive(self, call: ParkedCall) -> dict[str, Any]:

@@ -15,6 +15,26 @@ TIMED_OUT_TEXT: Final = (
     "you still need."
 )
 """What a call reads when nobody answered its question in time."""
+REASON_LIMIT: Final = 300
+"""The most characters of staff's reason for a cancel or an expire that reach the model: two or
+three sentences say why; the model reads the reason as part of its result, so a longer paste
+would only crowd its context (the admin's field stops at this length, and this cut is kept for
+every other way a reason is given)."""
+
+
+def with_reason(text: str, reason: str) -> str:
+    """A plain result with staff's reason after its first sentence (the text as it was when none).
+
+    The reason is one line, cut to REASON_LIMIT, so it reads as what staff said, not as more of
+    the server's own words."""
+    said = " ".join(reason.split())[:REASON_LIMIT]
+    if not said:
+        return text
+    first, _, rest = text.partition(". ")
+    end = "" if said[-1] in ".!?" else "."
+    return f"{first.rstrip('.')}: {said}{end}" + (f" {rest}" if rest else "")
+
+
 NO_LONGER_WAITING_TEXT: Final = (
     "That question is no longer waiting for an answer (the server restarted or the question was "
     "withdrawn). Ask again if you still need it."
@@ -94,9 +114,13 @@ class ElicitationEnded(Exception):
 
 
 class ElicitationTimedOut(ElicitationEnded):
-    """Nobody answered before the question's deadline."""
+    """Nobody answered before the question's deadline (or staff expired it, maybe saying why)."""
 
     text = TIMED_OUT_TEXT
+
+    def __init__(self, reason: str = "") -> None:
+        super().__init__(with_reason(TIMED_OUT_TEXT, reason) if reason else None)
+        self.reason = reason
 
 
 class QuestionNoLongerWaiting(ElicitationEnded):

@@ -134,6 +134,13 @@ class Relay(Protocol):
     def waits_for(self, ask_id: str) -> bool:
         """Whether a call in this worker still waits on `ask_id` (another attached to it)."""
 
+    def expect(self, ask_id: str) -> Any:
+        """Register that a call here waits for `ask_id` to be settled (by an admin, say)."""
+
+    async def wait_settled(self, ask_id: str) -> Mapping[str, Any]:
+        """Wait for `ask_id`'s settlement; raises ElicitationTimedOut when an admin expires it."""
+        ...
+
 
 __all__ = [
     "NULL_STREAM",

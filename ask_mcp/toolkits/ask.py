@@ -15,6 +15,7 @@ from typing import Any, Final
 from ask_mcp.protocol.forms import ElicitResult
 from ask_mcp.protocol.jsonrpc import json_type
 from ask_mcp.server.context import Context
+from ask_mcp.server.errors import with_reason
 from ask_mcp.server.toolkit import Toolkit, ToolResult, tool
 
 DECLINED_TEXT: Final = "The user declined to answer."
@@ -138,8 +139,8 @@ class AskToolkit(Toolkit):
         """What the model reads for the person's reply: the answers as JSON, or the refusal."""
         if reply.action == "decline":
             return ToolResult.text(DECLINED_TEXT)
-        if reply.action == "cancel":
-            return ToolResult.text(CANCELLED_TEXT)
+        if reply.action == "cancel":  # staff's reason, when an admin cancelled it with one
+            return ToolResult.text(with_reason(CANCELLED_TEXT, reply.reason))
         return ToolResult.text(answers_text(reply.content or {}))
 
 

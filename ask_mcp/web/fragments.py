@@ -190,10 +190,12 @@ class AskItem:
             return f"Answered by {self.decided_by}{where}{at}."
         if ask.status == Ask.Status.DECLINED:
             return f"Declined by {self.decided_by}{where}{at}."
+        # Staff's reason, as the model was told it (the template escapes it, as all text).
+        said = f" Reason: {ask.reason}" if ask.reason else ""
         if ask.status == Ask.Status.CANCELLED:
-            return f"Cancelled by {self.decided_by}{where}{at}."
+            return f"Cancelled by {self.decided_by}{where}{at}.{said}"
         if ask.status == Ask.Status.EXPIRED:
-            return "Expired: nobody answered in time."
+            return f"Expired: nobody answered in time.{said}"
         if ask.status == Ask.Status.WITHDRAWN:
             return "Withdrawn: the agent stopped waiting for an answer."
         return ""
@@ -309,10 +311,10 @@ SHARED_CARDS: Final = 64
 _shared: dict[str, str] = {}
 
 
-def render_asked(request: HttpRequest, ask: Ask) -> str:
-    """A new ask's card for one socket, rendered once per process for every socket it is pushed to
+def shared_card(request: HttpRequest, ask: Ask) -> str:
+    """A new ask's card with a CSRF slot, rendered once per process for every socket it is pushed to
     (at 100 open inboxes, rendering it per socket put the last arrival seconds behind the
-    first; `make bench`, inbox suite); only the CSRF token differs between sockets."""
+    first; `make bench`, inbox suite)."""
     key = f"{ask.id.hex}:{ask.status}"
     html = _shared.get(key)
     if html is None:
@@ -321,7 +323,13 @@ def render_asked(request: HttpRequest, ask: Ask) -> str:
         if len(_shared) >= SHARED_CARDS:
             _shared.pop(next(iter(_shared)))
         _shared[key] = html
-    return html.replace(CSRF_SLOT, get_token(request))
+    return html
+
+
+def with_csrf(html: str, request: HttpRequest) -> str:
+    """A shared card with this socket's page's CSRF token in its slot: the only difference
+    between the bytes two sockets of one viewer get."""
+    return html.replace(CSRF_SLOT, get_token(request)) if html else html
 
 
 def render_ended(request: HttpRequest, ask: Ask, *, page: bool = False) -> str:

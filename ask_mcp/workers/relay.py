@@ -20,7 +20,7 @@ from typing import Any, Final
 
 from channels.layers import InMemoryChannelLayer, get_channel_layer
 
-from ask_mcp.protocol.forms import ElicitResult, read_elicit_result
+from ask_mcp.protocol.forms import ElicitResult, read_settled
 from ask_mcp.protocol.jsonrpc import (
     INTERNAL_ERROR,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
@@ -192,7 +192,9 @@ class ChannelRelay:
             taken = self._settle_here(message["ask"], message["reply"], message.get("call"))
             self._acknowledge(message, taken)
         elif kind == "ask.expire":
-            taken = self._expire_here(message["ask"], message.get("call"))
+            taken = self._expire_here(
+                message["ask"], message.get("call"), str(message.get("reason") or "")
+            )
             self._acknowledge(message, taken)
         elif kind in self._handlers:
             self._handlers[kind](message)
@@ -214,6 +216,7 @@ class ChannelRelay:
         Raises:
             QuestionNoLongerWaiting: the owner did not answer (it stopped or crashed).
             InvalidState: the owner says the state was already used.
+            ElicitationTimedOut: an admin expired the call (with the reason they gave).
             JsonRpcError: the round ended in a protocol error, or the layer is down (-32603
                 saying so: the call was not reached, so the same retry may be sent again).
         """
@@ -272,6 +275,8 @@ class ChannelRelay:
                 raise InvalidState(reply["reason"])
             elif kind == "mrtr.gone":
                 raise QuestionNoLongerWaiting
+            elif kind == "mrtr.expired":
+                raise ElicitationTimedOut(str(reply.get("reason") or ""))
             elif kind == "mrtr.error":
                 error = reply["error"]
                 raise JsonRpcError(error["code"], error["message"], error.get("data"))
@@ -300,6 +305,8 @@ class ChannelRelay:
             reply = {"type": "mrtr.used", "corr": corr, "reason": exc.reason}
         except QuestionNoLongerWaiting:
             reply = {"type": "mrtr.gone", "corr": corr}
+        except ElicitationTimedOut as exc:  # an admin expired the parked call
+            reply = {"type": "mrtr.expired", "corr": corr, "reason": exc.reason}
         except JsonRpcError as exc:
             reply = {"type": "mrtr.error", "corr": corr, "error": exc.to_dict()}
         except MissingClientCapability as exc:
@@ -385,7 +392,7 @@ class ChannelRelay:
             return True
         if call_id is not None and self._table is not None:
             return self._table.answer_parked(
-                call_id, read_elicit_result(reply) or ElicitResult("decline")
+                call_id, read_settled(reply) or ElicitResult("decline")
             )
         return False
 
@@ -401,26 +408,29 @@ class ChannelRelay:
         except ChannelLayerUnavailable:
             logger.warning("could not pass ask %s's answer on to %s", ask_id, worker)
 
-    async def expire(self, worker: str, ask_id: str, call_id: str | None = None) -> bool:
-        """End an ask as expired in the worker holding it (the held call gets the timeout result).
+    async def expire(
+        self, worker: str, ask_id: str, call_id: str | None = None, reason: str = ""
+    ) -> bool:
+        """End an ask as expired in the worker holding it (the held call gets the timeout result,
+        with staff's `reason` if they gave one).
 
         Returns whether a call was still there to end.
         """
         if worker == self.worker:
-            return self._expire_here(ask_id, call_id)
+            return self._expire_here(ask_id, call_id, reason)
         if self._gone(worker):
             return False
         return await self._ask_holder(
-            worker, {"type": "ask.expire", "ask": ask_id, "call": call_id}
+            worker, {"type": "ask.expire", "ask": ask_id, "call": call_id, "reason": reason}
         )
 
-    def _expire_here(self, ask_id: str, call_id: str | None) -> bool:
+    def _expire_here(self, ask_id: str, call_id: str | None, reason: str = "") -> bool:
         future = self._settlements.get(ask_id)
         if future is not None and not future.done():
-            future.set_exception(ElicitationTimedOut())
+            future.set_exception(ElicitationTimedOut(reason))
             return True
         if call_id is not None and self._table is not None:
-            return self._table.expire_parked(call_id)
+            return self._table.expire_parked(call_id, reason)
         return False
 
     async def _ask_holder(self, worker: str, message: dict[str, Any]) -> bool:

@@ -1,7 +1,9 @@
 """The admin's view of asks: the list, its filters and search, read-only answers, and the cancel and expire actions.
 
 The actions reach the call wherever it waits: a call held for the browser resumes at once,
-a call parked for an MRTR client resumes with the admin's decision when the client retries.
+a call parked for an MRTR client resumes with the admin's decision when the client retries, an
+initialize-era call whose form waits on the client's stream ends at once. The reason staff give
+on the confirmation page reaches the model in each of those results, and is shown as text.
 """
 
 from __future__ import annotations
@@ -11,16 +13,20 @@ import json
 import re
 import uuid
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from mcp import Client
 from mcp.client import ClientRequestContext
-from mcp.types import ElicitRequestParams, ElicitResult
+from mcp.types import CallToolResult, ElicitRequestParams, ElicitResult
 from playwright.async_api import Page, expect
 
+from ask_mcp.server.errors import REASON_LIMIT, TIMED_OUT_TEXT
+from ask_mcp.toolkits.ask import CANCELLED_TEXT
 from tests.support.axe import assert_accessible
 from tests.support.browser import OpenAs, Person, call_tool, card, live_inbox, open_card, text_of
 from tests.support.live import LiveServer
+from tests.support.wire import assert_valid
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -41,6 +47,7 @@ async def run_action(page: Page, message: str, action: str) -> None:
     await page.get_by_role("button", name="Run", exact=True).click()
     # A confirmation page names the asks first; nothing is decided until it is confirmed.
     await expect(page.locator("#content li", has_text=message)).to_have_count(1)
+    await assert_accessible(page, "the admin's bulk confirmation, with its reason field")
     await page.get_by_role("button", name=re.compile(r"^Yes, (cancel|expire) them$")).click()
 
 
@@ -115,6 +122,127 @@ async def test_cancelling_an_mrtr_ask_answers_the_parked_call_when_its_client_re
     assert text_of(result) == "The user cancelled the request."
     await page.goto(f"{CHANGELIST}?route__exact=client&status__exact=cancelled")
     await expect(page.locator("#result_list tbody tr", has_text=message)).to_have_count(1)
+
+
+REASON = 'The <b>release</b> is off & "staging" stays; redeploy Monday'
+"""Staff's reason as typed: markup and quotes, to be shown as text and told to the model as typed."""
+
+
+def checked_text(result: CallToolResult) -> str:
+    """The result's text, once the result as the client read it validates against mcp-types."""
+    reply = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "result": result.model_dump(by_alias=True, exclude_none=True),
+    }
+    assert_valid("tools/call", reply)
+    assert result.is_error is False, "a cancel or an expire is a plain result, not an error"
+    return text_of(result)
+
+
+async def decide_from_row(page: Page, message: str, verb: str, reason: str) -> None:
+    """Open the ask's row action, check the confirmation page with axe, give the reason, confirm."""
+    await page.goto(f"{CHANGELIST}?q={message.split(' [')[1].rstrip(']')}")
+    row = page.locator("#result_list tbody tr", has_text=message)
+    await row.get_by_role("link", name=f"{verb.capitalize()} {message}").click()
+    field = page.get_by_label("Reason for the agent (optional)")
+    await expect(field).to_have_attribute("maxlength", str(REASON_LIMIT))
+    await field.fill(reason)
+    await assert_accessible(page, f"the admin's {verb} confirmation with a reason")
+    await page.get_by_role("button", name=f"Yes, {verb} this ask").click()
+    await expect(page.locator(".messagelist")).to_contain_text(f"1 ask(s) {verb}")
+
+
+async def shows_reason_as_text(page: Page, message: str, status: str) -> None:
+    """The ask's admin page shows the reason as typed, escaped (no <b> element made of it)."""
+    await page.goto(f"{CHANGELIST}?q={message.split(' [')[1].rstrip(']')}&status__exact={status}")
+    await page.locator("#result_list tbody tr th a").first.click()
+    await expect(page.locator(".field-reason .readonly")).to_have_text(REASON)
+    assert await page.evaluate("document.querySelector('.field-reason b')") is None
+    # The ask's own page in the inbox says why it ended, in the same words, as text.
+    ask_id = uuid.UUID(urlsplit(page.url).path.rstrip("/").split("/")[-2])  # …/<id>/change/
+    await page.goto(f"/asks/{ask_id}/")
+    await expect(page.locator(".ask-closed .reason")).to_have_text(f"Reason: {REASON}")
+    assert await page.evaluate("document.querySelector('.ask-closed b')") is None
+    await assert_accessible(page, "an ask's page that says why staff ended it")
+
+
+async def test_a_held_call_cancelled_from_its_row_reads_the_admins_reason(
+    web: LiveServer, admin: Person, open_as: OpenAs
+) -> None:
+    inbox = await open_as(admin)
+    await live_inbox(inbox)
+    message = unique("Tag the release?")
+    call = asyncio.create_task(call_tool(web.mcp_url, "user_ask", {"message": message}))
+    await expect(card(inbox, message)).to_be_visible()
+
+    page = await open_as(admin)
+    await decide_from_row(page, message, "cancel", REASON)
+    async with asyncio.timeout(15):
+        result = await call
+    assert checked_text(result) == f"The user cancelled the request: {REASON}."
+    await shows_reason_as_text(page, message, "cancelled")
+
+
+async def test_a_held_call_expired_from_its_row_reads_the_timeout_with_the_admins_reason(
+    web: LiveServer, admin: Person, open_as: OpenAs
+) -> None:
+    inbox = await open_as(admin)
+    await live_inbox(inbox)
+    message = unique("Rebuild the index?")
+    call = asyncio.create_task(call_tool(web.mcp_url, "user_ask", {"message": message}))
+    await expect(card(inbox, message)).to_be_visible()
+
+    page = await open_as(admin)
+    await decide_from_row(page, message, "expire", REASON)
+    async with asyncio.timeout(15):
+        result = await call
+    rest = TIMED_OUT_TEXT.partition(". ")[2]
+    assert checked_text(result) == f"The user did not answer in time: {REASON}. {rest}"
+    await shows_reason_as_text(page, message, "expired")
+
+
+@pytest.mark.parametrize("verb", ["cancel", "expire"])
+@pytest.mark.parametrize("mode", ["2026-07-28", "legacy"], ids=["mrtr-retry", "2025-elicitation"])
+async def test_a_call_asking_the_client_reads_the_admins_reason(
+    web: LiveServer, admin: Person, open_as: OpenAs, verb: str, mode: str
+) -> None:
+    """A 2026-07-28 call parked in the server reads the decision on its retry; an initialize-era
+    call, whose form waits on the client's stream, is ended by it at once."""
+    page = await open_as(admin)
+    message = unique(f"Vacuum the database ({verb}, {mode})?")
+
+    async def slow_person(ctx: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult:
+        # While this person hesitates, the call waits in the server; an admin decides it.
+        await call_tool(web.mcp_url, "probe_records", {})  # the recorder has written the row
+        await decide_from_row(page, message, verb, "  too late:\n the window closed  ")
+        return ElicitResult(action="accept", content={"answer": "too late"})
+
+    async with (
+        asyncio.timeout(30),
+        Client(web.mcp_url, mode=mode, elicitation_callback=slow_person) as client,  # type: ignore[arg-type]
+    ):
+        result = await client.call_tool("user_ask", {"message": message})
+    said = "too late: the window closed"  # one line, trimmed, as the model reads it
+    if verb == "cancel":
+        assert checked_text(result) == f"{CANCELLED_TEXT.rstrip('.')}: {said}."
+    else:
+        rest = TIMED_OUT_TEXT.partition(". ")[2]
+        assert checked_text(result) == f"The user did not answer in time: {said}. {rest}"
+
+
+async def test_a_cancel_without_a_reason_reads_as_before(
+    web: LiveServer, admin: Person, open_as: OpenAs
+) -> None:
+    inbox = await open_as(admin)
+    await live_inbox(inbox)
+    message = unique("Rotate the logs?")
+    call = asyncio.create_task(call_tool(web.mcp_url, "user_ask", {"message": message}))
+    await expect(card(inbox, message)).to_be_visible()
+    page = await open_as(admin)
+    await decide_from_row(page, message, "cancel", "")
+    async with asyncio.timeout(15):
+        assert checked_text(await call) == CANCELLED_TEXT
 
 
 async def test_the_admin_finds_asks_by_message_and_shows_answers_read_only(

@@ -406,7 +406,8 @@ async def test_an_answer_to_a_dead_workers_ask_is_kept_until_the_retry_on_anothe
     live_servers: LiveServers, shared_env: dict[str, str]
 ) -> None:
     """The 2026-07-28 client-form call parked on a; a dies; an admin cancels the ask meanwhile;
-    the client's retry on b gets that decision (cancelled), not its own late answer."""
+    the client's retry on b gets that decision (cancelled, with the admin's reason, read from
+    the record), not its own late answer."""
     message = unique("Delete the old bucket?")
     async with (
         two_workers(live_servers, shared_env) as (a, b),
@@ -425,7 +426,8 @@ async def test_an_answer_to_a_dead_workers_ask_is_kept_until_the_retry_on_anothe
             "from ask_mcp import runtime;"
             "from django.contrib.auth.models import AnonymousUser;"
             f"ask = Ask.objects.get(pk={ask_id!r});"
-            "print(ask_cancel(ask=ask, user=AnonymousUser(), relay=runtime.relay()))",
+            "print(ask_cancel(ask=ask, user=AnonymousUser(), relay=runtime.relay(),"
+            " reason='the bucket still serves the old site'))",
         )
         reply = await calls.answer_round(
             http,
@@ -435,4 +437,6 @@ async def test_an_answer_to_a_dead_workers_ask_is_kept_until_the_retry_on_anothe
             {"action": "accept", "content": {"answer": "yes"}},
             message=message,
         )
-    assert calls.text(reply) == "The user cancelled the request."
+    assert (
+        calls.text(reply) == "The user cancelled the request: the bucket still serves the old site."
+    )

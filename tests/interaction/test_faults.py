@@ -29,6 +29,7 @@ import httpx2
 import pytest
 
 from ask_mcp.records.recorder import NOT_RECORDED
+from ask_mcp.server.errors import with_reason
 from ask_mcp.toolkits.ask import CANCELLED_TEXT
 from ask_mcp.web.middleware import UNAVAILABLE
 from ask_mcp.web.views import NOT_DELIVERED
@@ -361,7 +362,7 @@ async def test_with_redis_away_an_admin_cancel_on_another_worker_leaves_the_ask_
         signed_in_http(pair.b, pair.admin) as admin,
     ):
 
-        async def cancel(ask_id: str) -> str:
+        async def cancel(ask_id: str, reason: str = "") -> str:
             done = await admin.client.post(
                 "/admin/ask_mcp/ask/",
                 data={
@@ -369,6 +370,7 @@ async def test_with_redis_away_an_admin_cancel_on_another_worker_leaves_the_ask_
                     "_selected_action": str(uuid.UUID(ask_id)),
                     "csrfmiddlewaretoken": admin.csrf,
                     "confirmed": "yes",  # what the action's confirmation page posts
+                    "reason": reason,
                 },
                 follow_redirects=True,
             )
@@ -382,8 +384,9 @@ async def test_with_redis_away_an_admin_cancel_on_another_worker_leaves_the_ask_
             row = by_message(await calls.records(http, pair.a.mcp_url), message)
             assert (row["status"], row["answer"]) == ("pending", None)  # nothing half-recorded
 
-            assert "1 ask(s) cancelled." in await cancel(call.ask_id)
-            assert text(await call.result()) == CANCELLED_TEXT
+            # The reason crosses from B's admin to A's held call over the channel layer.
+            assert "1 ask(s) cancelled." in await cancel(call.ask_id, "B is draining")
+            assert text(await call.result()) == with_reason(CANCELLED_TEXT, "B is draining")
         row = by_message(await calls.records(http, pair.a.mcp_url), message)
     assert row["status"] == "cancelled"
 

@@ -240,6 +240,33 @@ async def test_the_inbox_and_the_client_race_and_the_first_answer_wins(
     assert done["result"]["content"][0]["text"] == '{"answer":"blue"}'
 
 
+@pytest.mark.parametrize("verb", ["cancel", "expire"])
+async def test_an_admins_cancel_or_expire_completes_the_task_with_their_reason(
+    server: LiveServer, admin: Person, verb: str
+) -> None:
+    client = TaskClient(server.mcp_url)
+    async with asyncio.timeout(60):
+        handle = await client.ask({"message": unique(f"Purge the CDN ({verb})?")})
+        ask = ask_of(server, handle["taskId"])
+        async with signed_in_http(server, admin) as staff:
+            # The row's confirmation page posts this (tests/interaction/test_admin.py drives it).
+            done = await staff.client.post(
+                f"/admin/ask_mcp/ask/{uuid.UUID(ask['id'])}/{verb}/",
+                data={"csrfmiddlewaretoken": staff.csrf, "reason": "the CDN is being replaced"},
+                follow_redirects=True,
+            )
+            assert f"1 ask(s) {verb}" in page_text(done.text), page_text(done.text)
+        task = await client.get(handle["taskId"])  # validated against the extension's shapes
+    assert task["status"] == "completed"
+    text = task["result"]["content"][0]["text"]
+    if verb == "cancel":
+        assert text == "The user cancelled the request: the CDN is being replaced."
+    else:
+        rest = TIMED_OUT_TEXT.partition(". ")[2]
+        assert text == f"The user did not answer in time: the CDN is being replaced. {rest}"
+    assert task["result"].get("isError") is not True
+
+
 @contextlib.contextmanager
 def restarted(live_servers: LiveServers, server: LiveServer) -> Iterator[LiveServer]:
     again = live_servers.start(server.config, db=server.db)

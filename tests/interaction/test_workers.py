@@ -263,3 +263,44 @@ async def test_the_ask_of_a_worker_that_died_is_expired_by_another_worker(
 async def _ask_without_forms(url: str, message: str) -> Any:
     async with asyncio.timeout(60), Client(url, mode="2026-07-28") as client:
         return await client.call_tool("user_ask", {"message": message})
+
+
+async def test_an_admin_on_b_expires_a_call_parked_on_a_and_the_retry_on_b_reads_why(
+    workers: Pair,
+) -> None:
+    """The expire crosses to A over Redis with its reason; the retry on B is forwarded to A, which
+    says the call was expired (not "used"), and B finishes it from the record with the reason."""
+    from tests.support import calls
+    from tests.support.browser import Person as Staff
+    from tests.support.inbox_http import page_text, signed_in_http
+
+    name, password = f"root{uuid.uuid4().hex[:6]}", "pw-root-0123456789"
+    workers.b.manage(
+        "shell",
+        "-c",
+        "from django.contrib.auth.models import User;"
+        f"User.objects.create_superuser({name!r}, password={password!r})",
+    )
+    message = f"Reindex tonight? [{uuid.uuid4().hex[:8]}]"
+    async with asyncio.timeout(60), calls.client() as client:
+        state = await calls.first_round(client, workers.a.mcp_url, "user_ask", message=message)
+        ask_id = calls.by_message(await calls.records(client, workers.a.mcp_url), message)["id"]
+        async with signed_in_http(workers.b, Staff(name, password)) as staff:
+            done = await staff.client.post(
+                f"/admin/ask_mcp/ask/{uuid.UUID(ask_id)}/expire/",
+                data={"csrfmiddlewaretoken": staff.csrf, "reason": "the index moved to B"},
+                follow_redirects=True,
+            )
+            assert "1 ask(s) expired." in page_text(done.text), page_text(done.text)
+        reply = await calls.answer_round(
+            client,
+            workers.b.mcp_url,
+            "user_ask",
+            state,
+            {"action": "accept", "content": {"answer": "yes"}},
+            message=message,
+        )
+    assert calls.text(reply).startswith(
+        "The user did not answer in time: the index moved to B. Carry on"
+    )
+    assert reply["result"].get("isError") is not True

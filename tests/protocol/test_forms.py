@@ -15,6 +15,7 @@ from ask_mcp.protocol.forms import (
     field_errors,
     form_errors,
     read_elicit_result,
+    read_settled,
 )
 
 # jsonschema calls anything holding an "@" an email; ours wants text on both sides, so the
@@ -193,3 +194,18 @@ def test_reading_elicit_results(value: Any, expected: ElicitResult | None) -> No
 def test_schemas_outside_the_form_subset_are_refused(schema: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         check_form_schema(schema)
+
+
+def test_staffs_reason_is_read_from_the_servers_own_settlements_only() -> None:
+    settled = {"action": "cancel", "reason": "the release is off"}
+    assert read_settled(settled) == ElicitResult("cancel")
+    assert read_settled(settled).reason == "the release is off"  # type: ignore[union-attr]
+    # A client's reply carries no reason the server would tell its model.
+    assert read_elicit_result(settled).reason == ""  # type: ignore[union-attr]
+    # An accept's answer is the answer; a reason is never read with it.
+    accepted = read_settled({"action": "accept", "content": {}, "reason": "x"})
+    assert accepted is not None and accepted.reason == ""
+    # The reason travels with the settlement between workers, never in the wire form.
+    staff = ElicitResult("cancel", reason="use staging")
+    assert staff.to_dict() == {"action": "cancel"}
+    assert read_settled(staff.settlement()) == staff and read_elicit_result(staff) is staff

@@ -171,15 +171,19 @@ async def test_dropping_a_parked_call_cancels_its_handler_and_frees_its_place() 
     table, observer = make_table()
     ctx, result = await start(table, ask_colour)
     call = parked(table, ctx)
-    assert table.expire_parked(call.id) is True
+    assert table.expire_parked(call.id, "the release moved to Monday") is True
     async with asyncio.timeout(WAIT):
         await observer.ended_event.wait()
     assert observer.endings == ["expired"]
     assert table.parked_call(call.id) is None and table.waiting == 0
     assert call.task is not None and call.task.cancelled()
     assert table.expire_parked(call.id) is False
-    with pytest.raises(InvalidState):
+    # The client's retry reads the timeout with staff's reason, not "used".
+    with pytest.raises(ElicitationTimedOut) as ended:
         await resume(table, result, {"colour": accept("late")})
+    assert ended.value.text.startswith(
+        "The user did not answer in time: the release moved to Monday. Carry on"
+    )
 
 
 @pytest.mark.parametrize(
@@ -221,9 +225,11 @@ async def test_a_cancelled_request_drops_its_running_call(message: str | None, r
 async def test_a_server_side_answer_settles_a_parked_call_on_its_next_retry() -> None:
     table, observer = make_table()
     ctx, result = await start(table, ask_colour)
-    assert table.answer_parked(parked(table, ctx).id, ElicitResult("cancel")) is True
+    staff = ElicitResult("cancel", reason="use the staging bucket")
+    assert table.answer_parked(parked(table, ctx).id, staff) is True
     done = await resume(table, result, {})
     assert done["value"] == ElicitResult("cancel")
+    assert done["value"].reason == "use the staging bucket"  # for the model's result text
     assert observer.endings == ["cancelled"]
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from ask_mcp import Ask, MCPServer
 from ask_mcp.protocol.forms import ElicitResult
-from ask_mcp.server.errors import TIMED_OUT_TEXT
+from ask_mcp.server.errors import REASON_LIMIT, TIMED_OUT_TEXT, ElicitationTimedOut, with_reason
 from tests.support.scripted import NEVER, ScriptedElicit, call_tool, text
 
 FORM = {"elicitation": {"form": {}}}
@@ -295,3 +295,16 @@ def test_plugging_two_toolkits_under_one_prefix_is_refused() -> None:
 def test_a_bad_timeout_setting_is_refused(timeout: Any) -> None:
     with pytest.raises(ValueError, match="timeout must be a positive number of seconds"):
         Ask(timeout=timeout)
+
+
+async def test_an_admins_reason_follows_the_cancel_and_the_timeout_on_one_capped_line() -> None:
+    hook = ScriptedElicit(ElicitResult("cancel", reason="the  release\nis off"))
+    reply = await call_tool(server_with(hook), "user_ask", {"message": "Ship?"})
+    assert text(reply) == "The user cancelled the request: the release is off."
+    assert reply["result"].get("isError") is not True  # a cancel stays a plain result
+    long = "x" * (REASON_LIMIT + 50)
+    timed_out = ElicitationTimedOut(long).text
+    assert timed_out == with_reason(TIMED_OUT_TEXT, long)
+    said = timed_out.removeprefix("The user did not answer in time: ").partition(". ")[0]
+    assert said == "x" * REASON_LIMIT
+    assert ElicitationTimedOut().text == TIMED_OUT_TEXT == with_reason(TIMED_OUT_TEXT, "  ")
