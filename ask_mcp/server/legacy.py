@@ -10,6 +10,7 @@ this module does not know them, nor the 2026-07-28 envelope. Pure asyncio: no Dj
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import secrets
 import time
@@ -26,6 +27,7 @@ from ask_mcp.protocol.jsonrpc import (
     JsonRpcError,
     Request,
     json_type,
+    notification_message,
     request_message,
 )
 from ask_mcp.server.catalog import require
@@ -117,6 +119,11 @@ def read_initialize(params: Mapping[str, Any]) -> tuple[str, dict[str, Any], dic
     return negotiate_version(requested), capabilities, client_info
 
 
+WITHDRAW_SECONDS: Final = 1.0
+"""How long telling a client to drop its form may take: a write to a live stream takes well under
+a millisecond, so a second means its reader has stalled and the ending call should not wait."""
+
+
 class PushChannel:
     """InputChannel for initialize-era clients: the request goes out on the call's own stream.
 
@@ -152,11 +159,27 @@ class PushChannel:
                 async with asyncio.timeout(max(0.0, deadline - self._clock())):
                     response = await future
             except TimeoutError as exc:
+                await self._withdraw(request_id, "the question timed out")
                 raise ElicitationTimedOut from exc
+            except asyncio.CancelledError:
+                # Ended without the client: staff cancelled or expired the ask, a person answered
+                # it in the inbox, or the server is stopping. The client's form is pointless now.
+                await self._withdraw(request_id, "the question was ended on the server")
+                raise
         finally:
             self._forget(request_id)
         # An error response is a refusal; the caller reads a non-result as a decline.
         return response.get("result")
+
+    async def _withdraw(self, request_id: str, reason: str) -> None:
+        """Tell the client to drop the form it shows (`notifications/cancelled` for the server's
+        own request, as either side may send for a request it issued); best effort, never raises."""
+        if self.stream.closed:
+            return
+        notice = {"requestId": request_id, "reason": reason}
+        with contextlib.suppress(Exception):
+            async with asyncio.timeout(WITHDRAW_SECONDS):  # a stalled reader holds up no one
+                await self.stream.notify(notification_message("notifications/cancelled", notice))
 
 
 def legacy_capabilities(server_capabilities: Mapping[str, Any]) -> dict[str, Any]:

@@ -17,8 +17,6 @@ import asyncio
 import json
 import re
 import ssl
-import subprocess
-import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -36,7 +34,7 @@ from playwright.async_api import Browser, BrowserContext, expect
 from tests.interaction.test_mrtr import Person, Rounds, accept, text_of
 from tests.support.browser import WEB_CONFIG, add_user, card, live_inbox, open_card
 from tests.support.browser import Person as Account
-from tests.support.live import ROOT, LiveServer, LiveServers
+from tests.support.live import LiveServer, LiveServers
 from tests.support.nginx import (
     Nginx,
     free_port,
@@ -103,13 +101,7 @@ def front(live_servers: LiveServers, tmp_path_factory: pytest.TempPathFactory) -
             "ASKSERVER_TRUST_FORWARDED_PROTO": "1",
             "ASKSERVER_SECURE_COOKIES": "1",
         }
-        subprocess.run(
-            [sys.executable, "manage.py", "migrate", "--noinput", "-v0"],
-            cwd=ROOT,
-            env={**live_servers.environment({}, live_servers.workdir / "unused.sqlite3"), **env},
-            check=True,
-            timeout=180,
-        )
+        live_servers.migrate(env)
         workers: list[LiveServer] = []
         nginx: Nginx | None = None
         try:

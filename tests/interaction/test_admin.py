@@ -167,39 +167,27 @@ async def shows_reason_as_text(page: Page, message: str, status: str) -> None:
     await assert_accessible(page, "an ask's page that says why staff ended it")
 
 
-async def test_a_held_call_cancelled_from_its_row_reads_the_admins_reason(
-    web: LiveServer, admin: Person, open_as: OpenAs
+@pytest.mark.parametrize("verb", ["cancel", "expire"])
+async def test_a_held_call_ended_from_its_row_reads_the_admins_reason(
+    web: LiveServer, admin: Person, open_as: OpenAs, verb: str
 ) -> None:
+    """Cancel reads the cancel text with the reason; expire reads the timeout text with it."""
     inbox = await open_as(admin)
     await live_inbox(inbox)
-    message = unique("Tag the release?")
+    message = unique(f"Tag the release ({verb})?")
     call = asyncio.create_task(call_tool(web.mcp_url, "user_ask", {"message": message}))
     await expect(card(inbox, message)).to_be_visible()
 
     page = await open_as(admin)
-    await decide_from_row(page, message, "cancel", REASON)
+    await decide_from_row(page, message, verb, REASON)
     async with asyncio.timeout(15):
         result = await call
-    assert checked_text(result) == f"The user cancelled the request: {REASON}."
-    await shows_reason_as_text(page, message, "cancelled")
-
-
-async def test_a_held_call_expired_from_its_row_reads_the_timeout_with_the_admins_reason(
-    web: LiveServer, admin: Person, open_as: OpenAs
-) -> None:
-    inbox = await open_as(admin)
-    await live_inbox(inbox)
-    message = unique("Rebuild the index?")
-    call = asyncio.create_task(call_tool(web.mcp_url, "user_ask", {"message": message}))
-    await expect(card(inbox, message)).to_be_visible()
-
-    page = await open_as(admin)
-    await decide_from_row(page, message, "expire", REASON)
-    async with asyncio.timeout(15):
-        result = await call
-    rest = TIMED_OUT_TEXT.partition(". ")[2]
-    assert checked_text(result) == f"The user did not answer in time: {REASON}. {rest}"
-    await shows_reason_as_text(page, message, "expired")
+    if verb == "cancel":
+        assert checked_text(result) == f"The user cancelled the request: {REASON}."
+    else:
+        rest = TIMED_OUT_TEXT.partition(". ")[2]
+        assert checked_text(result) == f"The user did not answer in time: {REASON}. {rest}"
+    await shows_reason_as_text(page, message, "cancelled" if verb == "cancel" else "expired")
 
 
 @pytest.mark.parametrize("verb", ["cancel", "expire"])

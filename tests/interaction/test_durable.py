@@ -11,8 +11,6 @@ import asyncio
 import contextlib
 import datetime as dt
 import signal
-import subprocess
-import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -34,7 +32,7 @@ from tests.interaction.test_mrtr import CapsClient, text_of
 from tests.support import calls
 from tests.support.browser import WEB_CONFIG, Person, quickstart_admin, signed_in
 from tests.support.inbox_http import held_call, page_text, signed_in_http
-from tests.support.live import ROOT, LiveServer, LiveServers
+from tests.support.live import LiveServer, LiveServers
 from tests.support.services import postgres_database, require_services
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -352,13 +350,7 @@ def shared_env(live_servers: LiveServers) -> Iterator[dict[str, str]]:
             "ASKSERVER_REDIS_URL": "redis://127.0.0.1:6379/0",
             "ASKSERVER_REDIS_PREFIX": f"askmcp-test-{uuid.uuid4().hex[:8]}",
         }
-        subprocess.run(
-            [sys.executable, "manage.py", "migrate", "--noinput", "-v0"],
-            cwd=ROOT,
-            env={**live_servers.environment({}, live_servers.workdir / "unused.sqlite3"), **env},
-            check=True,
-            timeout=180,
-        )
+        live_servers.migrate(env)
         yield env
 
 

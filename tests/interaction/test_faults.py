@@ -15,8 +15,6 @@ import json
 import os
 import socket
 import sqlite3
-import subprocess
-import sys
 import threading
 import uuid
 from collections import Counter
@@ -41,7 +39,7 @@ from tests.support.filesystem import client as fs_client
 from tests.support.filesystem import filesystem_server
 from tests.support.filesystem import text as fs_text
 from tests.support.inbox_http import held_call, page_text, signed_in_http
-from tests.support.live import ROOT, LiveServer, LiveServers
+from tests.support.live import LiveServer, LiveServers
 from tests.support.proxy import TcpProxy
 from tests.support.services import POSTGRES, REDIS, postgres_database, require_services
 from tests.support.wire import headers_for
@@ -284,13 +282,7 @@ def pair(live_servers: LiveServers) -> Iterator[Pair]:
                 "ASKSERVER_REDIS_URL": f"redis://127.0.0.1:{redis.port}/0",
                 "ASKSERVER_REDIS_PREFIX": f"askmcp-faults-{uuid.uuid4().hex[:8]}",
             }
-            subprocess.run(
-                [sys.executable, "manage.py", "migrate", "--noinput", "-v0"],
-                cwd=ROOT,
-                env={**live_servers.environment({}, live_servers.workdir / "unused"), **env},
-                check=True,
-                timeout=180,
-            )
+            live_servers.migrate(env)
             a = live_servers.start(WEB_CONFIG, extra_env=env)
             b = live_servers.start(WEB_CONFIG, extra_env=env)
             try:

@@ -16,6 +16,7 @@ import mcp.client.session as client_session
 import pytest
 from mcp import Client
 from mcp.types import CallToolResult, ElicitResult
+from mcp_types import methods
 
 from tests.conftest import PROBE_CONFIG
 from tests.interaction.test_mrtr import Person, accept, text_of
@@ -291,10 +292,21 @@ def test_an_idle_session_ends_and_cancels_its_waiting_question(idle_server: Live
     }
     with http().stream("POST", url, json=call, headers=headers) as response:
         messages = sse(response)
-        assert next(messages)["method"] == "elicitation/create"
-        # Nobody answers and nothing else arrives: the sweeper ends the session, which cancels the
-        # call, which ends this stream without a result (bounded by the client's read timeout).
-        assert list(messages) == []
+        pushed = next(messages)
+        assert pushed["method"] == "elicitation/create"
+        # Nobody answers: the sweeper ends the session, which cancels the call. The client is
+        # told to drop its form, then the stream ends without a result (bounded by the client's
+        # read timeout).
+        assert list(messages) == [
+            {
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {
+                    "requestId": pushed["id"],
+                    "reason": "the question was ended on the server",
+                },
+            }
+        ]
     ended = probe_wait(url, "ended", "user_ask")
     assert {"tool": "user_ask", "status": "withdrawn", "route": "client"} in ended["ended"]
     assert ended["waiting"] == 0
@@ -314,6 +326,34 @@ async def test_a_pushed_question_times_out_into_a_plain_result(live_servers: Liv
     _, result = await legacy_call(url, walks_away, "user_ask", {"message": "Hello?"})
     assert text_of(result).startswith("The user did not answer in time.")
     assert result.is_error is False
+
+
+def test_a_question_that_times_out_tells_the_client_to_drop_its_form(
+    live_servers: LiveServers,
+) -> None:
+    url = live_servers.get(
+        {**PROBE_CONFIG, "TOOLKITS": {"Ask": {"timeout": 0.3}, "tests.support.probe.Probe": {}}}
+    ).mcp_url
+    session, _ = legacy_initialize(url, capabilities=ELICITING)
+    headers = legacy_headers(session)
+    call = {
+        "jsonrpc": "2.0",
+        "id": 9,
+        "method": "tools/call",
+        "params": {"name": "user_ask", "arguments": {"message": "Still there?"}},
+    }
+    with http().stream("POST", url, json=call, headers=headers) as response:
+        pushed, withdrawn, final = list(sse(response))
+    assert pushed["method"] == "elicitation/create"
+    assert withdrawn == {
+        "jsonrpc": "2.0",
+        "method": "notifications/cancelled",
+        "params": {"requestId": pushed["id"], "reason": "the question timed out"},
+    }
+    methods.parse_server_notification("notifications/cancelled", "2025-11-25", withdrawn["params"])
+    assert final["id"] == 9
+    assert final["result"]["content"][0]["text"].startswith("The user did not answer in time.")
+    assert_valid("tools/call", final, "2025-11-25")
 
 
 async def test_legacy_questions_share_the_table_capacity(live_servers: LiveServers) -> None:

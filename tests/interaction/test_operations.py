@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
@@ -27,7 +25,7 @@ from tests.support import calls
 from tests.support.browser import WEB_CONFIG, Person
 from tests.support.calls import answer_round, call_body, first_round, text
 from tests.support.inbox_http import held_call, signed_in_http
-from tests.support.live import ROOT, LiveServer, LiveServers
+from tests.support.live import LiveServer, LiveServers
 from tests.support.proxy import TcpProxy
 from tests.support.services import POSTGRES, REDIS, postgres_database, require_services
 from tests.support.wire import headers_for
@@ -92,13 +90,7 @@ def outage(live_servers: LiveServers) -> Iterator[Outage]:
                 "ASKSERVER_REDIS_URL": f"redis://127.0.0.1:{redis.port}/0",
                 "ASKSERVER_REDIS_PREFIX": f"askmcp-health-{uuid.uuid4().hex[:8]}",
             }
-            subprocess.run(
-                [sys.executable, "manage.py", "migrate", "--noinput", "-v0"],
-                cwd=ROOT,
-                env={**live_servers.environment({}, live_servers.workdir / "unused"), **env},
-                check=True,
-                timeout=180,
-            )
+            live_servers.migrate(env)
             server = live_servers.start(WEB_CONFIG, extra_env=env)
             try:
                 yield Outage(server, redis, postgres)
@@ -416,13 +408,7 @@ def workers(
             "ASKSERVER_METRICS_TOKEN": METRICS_TOKEN,
             "PROMETHEUS_MULTIPROC_DIR": str(shared),
         }
-        subprocess.run(
-            [sys.executable, "manage.py", "migrate", "--noinput", "-v0"],
-            cwd=ROOT,
-            env={**live_servers.environment({}, live_servers.workdir / "unused"), **env},
-            check=True,
-            timeout=180,
-        )
+        live_servers.migrate(env)
         a = live_servers.start(OPS_CONFIG, extra_env=env)
         b = live_servers.start(OPS_CONFIG, extra_env=env)
         try:

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -17,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.interaction.test_reach import REACH_CONFIG, Crew, ask, deliveries, mails_for, shell
-from tests.support.live import ROOT, LiveServer, LiveServers
+from tests.support.live import LiveServer, LiveServers
 from tests.support.mailbox import Mailbox
 from tests.support.services import postgres_database, require_services
 
@@ -50,13 +48,7 @@ def pair(live_servers: LiveServers, mailbox: Mailbox) -> Iterator[Pair]:
             "ASKSERVER_EMAIL_URL": mailbox.url,
             "ASKSERVER_EMAIL_FROM": "askserver@mail.test",
         }
-        subprocess.run(
-            [sys.executable, "manage.py", "migrate", "--noinput", "-v0"],
-            cwd=ROOT,
-            env={**live_servers.environment({}, live_servers.workdir / "unused.sqlite3"), **env},
-            check=True,
-            timeout=180,
-        )
+        live_servers.migrate(env)
         config: dict[str, Any] = {
             **REACH_CONFIG,
             "REACH_SECONDS": 0.1,

@@ -13,8 +13,6 @@ import asyncio
 import contextlib
 import json
 import signal
-import subprocess
-import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -26,7 +24,7 @@ from ask_mcp.server.errors import TIMED_OUT_TEXT
 from ask_mcp.web.fragments import TASK_POLLING
 from tests.support.browser import WEB_CONFIG, OpenAs, Person, card, live_inbox, quickstart_admin
 from tests.support.inbox_http import page_text, signed_in_http
-from tests.support.live import ROOT, LiveServer, LiveServers
+from tests.support.live import LiveServer, LiveServers
 from tests.support.services import postgres_database, require_services
 from tests.support.tasks import EXTENSION, INBOX_CAPS, TaskClient
 from tests.support.wire import assert_valid
@@ -346,13 +344,7 @@ async def two_workers(live_servers: LiveServers) -> AsyncIterator[tuple[LiveServ
             "ASKSERVER_REDIS_URL": "redis://127.0.0.1:6379/0",
             "ASKSERVER_REDIS_PREFIX": f"askmcp-test-{uuid.uuid4().hex[:8]}",
         }
-        subprocess.run(
-            [sys.executable, "manage.py", "migrate", "--noinput", "-v0"],
-            cwd=ROOT,
-            env={**live_servers.environment({}, live_servers.workdir / "unused.sqlite3"), **env},
-            check=True,
-            timeout=180,
-        )
+        live_servers.migrate(env)
         a = live_servers.start(WEB_CONFIG, extra_env=env)
         b = live_servers.start(WEB_CONFIG, extra_env=env)
         try:

@@ -10,8 +10,6 @@ import asyncio
 import contextlib
 import json
 import signal
-import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -31,7 +29,7 @@ from tests.support.browser import (
     open_card,
     signed_in,
 )
-from tests.support.live import ROOT, LiveServer, LiveServers
+from tests.support.live import LiveServer, LiveServers
 from tests.support.services import postgres_database, require_services
 from tests.support.wire import (
     LEGACY_HEADERS,
@@ -55,17 +53,7 @@ def workers(live_servers: LiveServers) -> Iterator[Pair]:
             "ASKSERVER_REDIS_URL": "redis://127.0.0.1:6379/0",
             "ASKSERVER_REDIS_PREFIX": f"askmcp-test-{uuid.uuid4().hex[:8]}",
         }
-        migrate_env = {
-            **live_servers.environment({}, live_servers.workdir / "unused.sqlite3"),
-            **env,
-        }
-        subprocess.run(
-            [sys.executable, "manage.py", "migrate", "--noinput", "-v0"],
-            cwd=ROOT,
-            env=migrate_env,
-            check=True,
-            timeout=180,
-        )
+        live_servers.migrate(env)
         a = live_servers.start(WEB_CONFIG, extra_env=env)
         b = live_servers.start(WEB_CONFIG, extra_env=env)
         try:

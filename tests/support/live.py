@@ -88,6 +88,17 @@ class LiveServers:
         )
         return env
 
+    def migrate(self, env: dict[str, str]) -> None:
+        """Migrate the database `env` names (its DATABASE_URL, PostgreSQL) before workers start on
+        it, as a deploy runs `manage.py migrate` before its workers."""
+        subprocess.run(
+            [sys.executable, "manage.py", "migrate", "--noinput", "-v0"],
+            cwd=ROOT,
+            env={**self.environment({}, self.workdir / "unused.sqlite3"), **env},
+            check=True,
+            timeout=180,
+        )
+
     def template_db(self) -> Path:
         if self._template_db is None:
             db = self.workdir / "template.sqlite3"
