@@ -37,9 +37,11 @@ async def first_of(
     try:
         await asyncio.wait((reply, settled), return_when=asyncio.FIRST_COMPLETED)
     finally:
-        for waiting in (reply, settled):
-            if not waiting.done():
-                waiting.cancel()
+        pending = [waiting for waiting in (reply, settled) if not waiting.done()]
+        for waiting in pending:
+            waiting.cancel()
+        if pending:  # the form's sender tells the client to drop it before the result goes out
+            await asyncio.wait(pending)
     if settled.done() and not settled.cancelled():
         return read_settled(settled.result())  # raises the admin's expire
     return reply.result()

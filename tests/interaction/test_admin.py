@@ -200,10 +200,20 @@ async def test_a_call_asking_the_client_reads_the_admins_reason(
     page = await open_as(admin)
     message = unique(f"Vacuum the database ({verb}, {mode})?")
 
+    returned = withdrawn = False
+    still_open = asyncio.Event()  # never set: the form stays open until the server withdraws it
+
     async def slow_person(ctx: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult:
+        nonlocal withdrawn
         # While this person hesitates, the call waits in the server; an admin decides it.
         await call_tool(web.mcp_url, "probe_records", {})  # the recorder has written the row
-        await decide_from_row(page, message, verb, "  too late:\n the window closed  ")
+        try:
+            await decide_from_row(page, message, verb, "  too late:\n the window closed  ")
+            if mode == "legacy":  # the form is on the client: the server tells it to drop it
+                await still_open.wait()  # bounded by the call's 30 s
+        except asyncio.CancelledError:
+            withdrawn = not returned  # by the server's notice, not by the client closing
+            raise
         return ElicitResult(action="accept", content={"answer": "too late"})
 
     async with (
@@ -211,7 +221,11 @@ async def test_a_call_asking_the_client_reads_the_admins_reason(
         Client(web.mcp_url, mode=mode, elicitation_callback=slow_person) as client,  # type: ignore[arg-type]
     ):
         result = await client.call_tool("user_ask", {"message": message})
+        returned = True
     said = "too late: the window closed"  # one line, trimmed, as the model reads it
+    # notifications/cancelled for the server's elicitation request cancelled the callback
+    # before the call's result arrived.
+    assert withdrawn == (mode == "legacy")
     if verb == "cancel":
         assert checked_text(result) == f"{CANCELLED_TEXT.rstrip('.')}: {said}."
     else:
