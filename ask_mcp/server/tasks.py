@@ -84,6 +84,8 @@ PEOPLE_WAIT: Final = (
 def declares_tasks(capabilities: Mapping[str, Any]) -> bool:
     """Whether a request's client capabilities declare the extension (decided per request)."""
     extensions = capabilities.get("extensions")
+    if not extensions:  # most requests: no isinstance against the Mapping ABC (a slow check)
+        return False
     return isinstance(extensions, Mapping) and isinstance(extensions.get(EXTENSION), Mapping)
 
 
