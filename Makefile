@@ -19,7 +19,7 @@ help:
 	@echo "make run          serve askserver on http://$(HOST):$(PORT) (PORT=..., HOST=..., SERVER=daphne|uvicorn)"
 	@echo "make test         lint, type-check, the whole test suite and the conformance suite"
 	@echo "make conformance  the official MCP conformance suite, both eras (installs Node 22 once)"
-	@echo "make bench        throughput, latency, memory and durability (two CPUs)"
+	@echo "make bench        throughput, memory, resume, durability, tasks, held, inbox (two CPUs)"
 	@echo "make soak         20 minutes of asks at a steady rate: memory and open files stay flat"
 
 $(STAMP): pyproject.toml
