@@ -206,7 +206,15 @@ async def test_end_of_input_cancels_a_call_that_waits_and_exits_cleanly() -> Non
     assert pushed["method"] == "elicitation/create"
     assert pushed["params"]["message"] == "Still there?"
     assert returncode == 0, stderr
-    assert rest == b""  # the abandoned call wrote nothing after its question
+    # The abandoned call wrote no result after its question, only the notice that withdraws
+    # the form it had asked for.
+    assert [json.loads(line) for line in rest.splitlines()] == [
+        {
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": pushed["id"], "reason": "the question was ended on the server"},
+        }
+    ]
 
 
 async def test_a_legacy_call_can_be_cancelled_and_another_proceeds() -> None:
@@ -230,6 +238,10 @@ async def test_a_legacy_call_can_be_cancelled_and_another_proceeds() -> None:
             b'{"jsonrpc":"2.0","id":2,"method":"tools/call",'
             b'"params":{"name":"user_ask","arguments":{"message":"Second?"}}}'
         )
+        # The cancelled call's form is withdrawn first (its handler was cancelled on the server).
+        withdrawn = await server.receive()
+        assert withdrawn["method"] == "notifications/cancelled"
+        assert withdrawn["params"]["requestId"] == first["id"]
         second = await server.receive()
         assert second["params"]["message"] == "Second?"
         answer = {"jsonrpc": "2.0", "id": second["id"], "result": {"action": "decline"}}
