@@ -24,15 +24,14 @@ from django.utils.module_loading import import_string
 
 from ask_mcp import conf
 from ask_mcp.ops import metrics
-from ask_mcp.protocol.forms import ElicitResult
 from ask_mcp.reach.background import REACHER
 from ask_mcp.records.events import ASKED, announce
 from ask_mcp.records.sweeper import SWEEPER, release_worker
 from ask_mcp.records.tasks import TaskRows
+from ask_mcp.server.chain import ObserverChain
 from ask_mcp.server.context import Context
 from ask_mcp.server.core import Server
-from ask_mcp.server.errors import QuestionNoLongerWaiting
-from ask_mcp.server.ports import AskRecords, QuestionObserver
+from ask_mcp.server.ports import QuestionObserver
 from ask_mcp.server.question import Question
 from ask_mcp.server.state import derive_key
 from ask_mcp.workers.relay import ChannelRelay
@@ -146,41 +145,12 @@ def _identity(template: Server | None) -> dict[str, Any]:
 logger = logging.getLogger("ask_mcp.runtime")
 
 
-class MeteredObserver:
+class MeteredObserver(ObserverChain):
     """The configured observer, with every ask that ends counted in the metrics."""
-
-    def __init__(self, inner: QuestionObserver | None) -> None:
-        self.inner = inner
-
-    @property
-    def queued(self) -> int:
-        """The inner observer's queue (the recorder's writes not yet made), else 0."""
-        return int(getattr(self.inner, "queued", 0))
-
-    async def asked(self, question: Question) -> None:
-        if self.inner is not None:
-            await self.inner.asked(question)
 
     def ended(self, question: Question, status: str, answer: Mapping[str, Any] | None) -> None:
         metrics.ask_ended(question.route, status, time.time() - question.created_at)
-        if self.inner is not None:
-            self.inner.ended(question, status, answer)
-
-    async def flush(self) -> None:
-        flush = getattr(self.inner, "flush", None)
-        if flush is not None:
-            await flush()
-
-    # AskRecords, passed on (README, Nothing lost): wrapping must not cost the durable path.
-    async def decide(self, question: Question, reply: ElicitResult) -> ElicitResult:
-        if not isinstance(self.inner, AskRecords):
-            raise QuestionNoLongerWaiting
-        return await self.inner.decide(question, reply)
-
-    async def reattach(self, question: Question) -> None:
-        if not isinstance(self.inner, AskRecords):
-            raise QuestionNoLongerWaiting
-        await self.inner.reattach(question)
+        super().ended(question, status, answer)
 
 
 def metered(observer: QuestionObserver | None) -> QuestionObserver | None:

@@ -12,10 +12,8 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping
 from typing import Any
 
-from ask_mcp.protocol.forms import ElicitResult
 from ask_mcp.server import Context, Question, QuestionObserver, Toolkit, ToolResult, tool
-from ask_mcp.server.errors import QuestionNoLongerWaiting
-from ask_mcp.server.ports import AskRecords
+from ask_mcp.server.chain import ObserverChain
 
 KEY_SCHEMA = {"type": "object", "properties": {"key": {"type": "string"}}, "required": ["key"]}
 ANSWER = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
@@ -41,48 +39,30 @@ EVENTS = Events()
 STARTS: Counter[str] = Counter()
 
 
-class ProbeObserver:
+class ProbeObserver(ObserverChain):
     """Records every question's start and end; "ended" events fire per tool.
 
     With an `inner` observer (the real recorder), it passes every call on first.
     """
 
     def __init__(self, inner: QuestionObserver | None = None) -> None:
+        super().__init__(inner)
         self.ended_log: list[dict[str, Any]] = []
         self.asked_count = 0
-        self.inner = inner
 
     async def asked(self, question: Question) -> None:
         self.asked_count += 1
         EVENTS.set("asked-count", str(self.asked_count))  # before the inner one, which may fail
-        if self.inner is not None:
-            await self.inner.asked(question)
+        await super().asked(question)
         EVENTS.set("asked", question.tool)
         EVENTS.set("asked", question.id)
 
     def ended(self, question: Question, status: str, answer: Mapping[str, Any] | None) -> None:
-        if self.inner is not None:
-            self.inner.ended(question, status, answer)
+        super().ended(question, status, answer)
         self.ended_log.append({"tool": question.tool, "status": status, "route": question.route})
         EVENTS.set("ended", question.tool)
         EVENTS.set("ended", question.id)
         EVENTS.set("ended-count", str(len(self.ended_log)))
-
-    async def flush(self) -> None:
-        flush = getattr(self.inner, "flush", None)
-        if flush is not None:
-            await flush()
-
-    # AskRecords, passed on to the real recorder (without one, nothing is on record).
-    async def decide(self, question: Question, reply: ElicitResult) -> ElicitResult:
-        if not isinstance(self.inner, AskRecords):
-            raise QuestionNoLongerWaiting
-        return await self.inner.decide(question, reply)
-
-    async def reattach(self, question: Question) -> None:
-        if not isinstance(self.inner, AskRecords):
-            raise QuestionNoLongerWaiting
-        await self.inner.reattach(question)
 
 
 OBSERVER = ProbeObserver()
