@@ -40,20 +40,13 @@ from tests.support.filesystem import filesystem_server
 from tests.support.filesystem import text as fs_text
 from tests.support.inbox_http import held_call, page_text, signed_in_http
 from tests.support.live import LiveServer, LiveServers
-from tests.support.proxy import TcpProxy
+from tests.support.proxy import HARNESS_SOCKETS, TcpProxy
 from tests.support.services import POSTGRES, REDIS, postgres_database, require_services
 from tests.support.wire import headers_for
 
 ACCEPT = {"action": "accept", "content": {"answer": "x"}}
 
-# The loopback proxy resets sockets on purpose (that is the outage). A socket its own thread's
-# loop aborted can be garbage-collected in this process before that loop closed it, which
-# Python reports as an unraisable ResourceWarning during whichever test runs then; it is the
-# harness's socket, never the server's (the servers run in their own processes).
-pytestmark = pytest.mark.filterwarnings(
-    r"ignore:Exception ignored in. <(function _SelectorTransport\.__del__|socket\.socket)"
-    ":pytest.PytestUnraisableExceptionWarning"
-)
+pytestmark = HARNESS_SOCKETS  # the proxy's own aborted sockets (tests.support.proxy)
 
 
 def accept(answer: str) -> dict[str, Any]:

@@ -26,9 +26,11 @@ from tests.support.browser import WEB_CONFIG, Person
 from tests.support.calls import answer_round, call_body, first_round, text
 from tests.support.inbox_http import held_call, signed_in_http
 from tests.support.live import LiveServer, LiveServers
-from tests.support.proxy import TcpProxy
+from tests.support.proxy import HARNESS_SOCKETS, TcpProxy
 from tests.support.services import POSTGRES, REDIS, postgres_database, require_services
 from tests.support.wire import headers_for
+
+pytestmark = HARNESS_SOCKETS  # the proxy's own aborted sockets (tests.support.proxy)
 
 METRICS_TOKEN = "metrics-" + uuid.uuid4().hex
 OPS_CONFIG: dict[str, Any] = {

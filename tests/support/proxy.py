@@ -13,7 +13,9 @@ import contextlib
 import socket
 import threading
 from collections.abc import Coroutine, Iterator
-from typing import Any
+from typing import Any, Final
+
+import pytest
 
 
 class TcpProxy:
@@ -121,3 +123,14 @@ async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> N
         pass
     finally:
         writer.transport.abort()
+
+
+HARNESS_SOCKETS: Final = pytest.mark.filterwarnings(
+    r"ignore:Exception ignored in. <(function _SelectorTransport\.__del__|socket\.socket)"
+    ":pytest.PytestUnraisableExceptionWarning"
+)
+"""For a module whose tests cut services through this proxy. It resets sockets on purpose (that
+is the outage); a socket its own thread's loop aborted can be garbage-collected in the test
+process before that loop closed it, which Python reports as an unraisable ResourceWarning
+during whichever test runs then. It is the harness's socket, never a server's (the servers run
+in their own processes)."""
