@@ -6,6 +6,8 @@ import os
 
 from django.core.asgi import get_asgi_application
 
+from ask_mcp.ops import environment
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "askserver.settings")
 django_asgi_app = get_asgi_application()
 
@@ -19,7 +21,9 @@ from ask_mcp.routing import build_application  # noqa: E402  (needs the app regi
 from ask_mcp.transports import shutdown  # noqa: E402
 from ask_mcp.transports.daphne import freeze_startup_objects, tune_daphne  # noqa: E402
 
-tune_daphne()  # under daphne only: skip Twisted's work that daphne never uses
+# Under daphne only: skip Twisted's work that daphne never uses; with JSON logs, daphne's access
+# lines go through logging too, so every line of the process is JSON.
+tune_daphne(access_log_through_logging=environment.get("LOG_FORMAT", os.environ) == "json")
 shutdown.install()  # under daphne only: SIGTERM leaves every ask pending, the recorder written
 
 application = build_application(django_asgi_app)
