@@ -6,7 +6,7 @@ import os
 
 from django.core.asgi import get_asgi_application
 
-from ask_mcp.ops import environment
+from askserver import environment
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "askserver.settings")
 django_asgi_app = get_asgi_application()

@@ -1,9 +1,9 @@
 """Settings for askserver, the embedded default: SQLite and the in-memory channel layer.
 
 Every value a deployment changes comes from an `ASKSERVER_` environment variable, read and typed
-by :mod:`ask_mcp.ops.environment` (the README's settings table lists them); a value that cannot
-be read keeps its default here and fails the system checks, which name the variable. Nothing
-here holds logic.
+by :mod:`askserver.environment` (the docs' settings table lists them); a value that cannot be
+read keeps its default here and fails the system checks, which name the variable. Nothing here
+holds logic.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from urllib.parse import unquote, urlsplit
 
 from django.utils.csp import CSP
 
-from ask_mcp.ops import environment
+from askserver import environment
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -85,7 +85,7 @@ def _database(url: str | None) -> dict[str, object]:
         }
     parts = urlsplit(url)
     if parts.scheme not in environment.DATABASE_SCHEMES:
-        return _database(None)  # the system check ask_mcp.E052 names the variable and the fix
+        return _database(None)  # the system check ask_mcp.E054 names the variable and the fix
     return {
         "ENGINE": "django.db.backends.postgresql",
         "NAME": unquote(parts.path.lstrip("/")),
@@ -155,6 +155,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "axes",
     "ask_mcp",
+    "askserver",  # the project's own checks and commands (askserver.apps)
 ]
 
 MIDDLEWARE = [
@@ -280,11 +281,7 @@ if EMAIL_URL:
 if email_from := _env("EMAIL_FROM"):
     DEFAULT_FROM_EMAIL = email_from
 
-# Questions for clients that cannot show forms go to the browser inbox; every ask is recorded.
-# Any ASK_MCP key can be set from its ASKSERVER_ variable (ASKSERVER_ELICITATION_CAPACITY=128).
-ASK_MCP: dict[str, object] = {
-    "ON_ELICIT": "ask_mcp.web.elicit.on_elicit",
-    "OBSERVER": "ask_mcp.records.recorder.recorder",
-    "EMAIL": bool(EMAIL_URL),
-    **environment.ask_mcp_overrides(os.environ),
-}
+# Questions for clients that cannot show forms go to the browser inbox; every ask is recorded;
+# mail is on with ASKSERVER_EMAIL_URL. Any ASK_MCP key can be set from its ASKSERVER_ variable
+# (ASKSERVER_ELICITATION_CAPACITY=128).
+ASK_MCP: dict[str, object] = environment.ask_mcp(os.environ)

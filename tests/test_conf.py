@@ -3,41 +3,44 @@
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import get_args
 
 import pytest
+from django.core.checks import run_checks
 from django.test import override_settings
 
 from ask_mcp import conf, runtime
-from ask_mcp.checks import check_ask_mcp_settings as run_checks
-from ask_mcp.ops import environment
+from ask_mcp.checks import KIND_CHECKS
+from askserver import environment
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
 
 
 def test_the_readme_settings_table_lists_every_variable_once_with_its_default() -> None:
-    rows = re.findall(
-        r"^\| `(ASKSERVER_[A-Z_]+)` \| (`[A-Z_]+`|—) \| (.+?) \|", README.read_text(), re.MULTILINE
-    )
-    assert [name for name, _, _ in rows] == [var.name for var in environment.VARIABLES]
-    for (name, key, default), var in zip(rows, environment.VARIABLES, strict=True):
-        assert key.strip("`") == (var.key or "—"), name
-        if var.default_text is None:
-            assert default.strip("`") in (var.shown_default(), "empty"), name
-        else:
-            assert default == var.default_text, name
+    # The table is rendered from the declarations (the project's rows in askserver.environment,
+    # one row per ASK_MCP key from ask_mcp.conf): the file holds it as rendered.
+    assert len(environment.BY_NAME) == len(environment.VARIABLES)
+    assert environment.settings_table() in README.read_text()
 
 
 def test_every_ask_mcp_key_has_its_variable() -> None:
     keys = [var.key for var in environment.VARIABLES if var.key]
-    assert keys == list(conf.DEFAULTS)
+    assert keys == list(conf.DEFAULTS) == [setting.key for setting in conf.SETTINGS]
     assert {var.name: var.also for var in environment.VARIABLES if var.also} == {
         "ASKSERVER_DATABASE_URL": ("DATABASE_URL",),
-        **{new: (old,) for old, new in conf.RENAMED_ENVIRONMENT.items()},
+        "ASKSERVER_REDIS_URL": ("ASK_MCP_REDIS_URL",),
+        "ASKSERVER_REDIS_PREFIX": ("ASK_MCP_REDIS_PREFIX",),
+        "ASKSERVER_LOG_LEVEL": ("ASK_MCP_LOG_LEVEL",),
     }
+
+
+def test_each_kind_of_key_is_read_checked_and_typed_one_way() -> None:
+    kinds = set(get_args(conf.Kind))
+    assert kinds == set(conf.ENVIRONMENT_KINDS) == set(KIND_CHECKS) == set(conf.TYPED)
 
 
 @pytest.mark.parametrize(
@@ -133,11 +136,11 @@ def test_an_old_environment_name_still_works_and_a_check_names_the_new_one(
 ) -> None:
     monkeypatch.delenv(new, raising=False)
     monkeypatch.setenv(old, "from-the-old-name")
-    assert conf.environ(new) == "from-the-old-name"
+    assert environment.raw(environment.variable(new), os.environ) == (old, "from-the-old-name")
     (warning,) = [m for m in run_checks(databases=[]) if m.id == "ask_mcp.W003"]
     assert old in warning.msg and new in (warning.hint or "")
     monkeypatch.setenv(new, "from-the-new-name")
-    assert conf.environ(new) == "from-the-new-name"
+    assert environment.raw(environment.variable(new), os.environ) == (new, "from-the-new-name")
 
 
 def test_the_project_reads_the_redis_url_from_the_old_name_too() -> None:
