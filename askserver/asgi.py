@@ -1,4 +1,8 @@
-"""ASGI entry point of the askserver project: the app's application (ask_mcp.routing.build_application)."""
+"""ASGI entry point of the askserver project: the app's application (ask_mcp.routing.build_application).
+
+daphne and uvicorn import it on their own, so it is an entry point like manage.py: it prepares
+the data folder (askserver/var.py) before Django loads the settings.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +11,10 @@ import os
 from django.core.asgi import get_asgi_application
 
 from askserver import environment
+from askserver.var import prepare_var_dir
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "askserver.settings")
+prepare_var_dir()
 django_asgi_app = get_asgi_application()
 
 from django.core.management.base import BaseCommand  # noqa: E402

@@ -146,6 +146,9 @@ _running: set[asyncio.Task[None]] = set()
 
 DEFAULT_SETTINGS: Final = "askserver.settings"
 """The settings module used when DJANGO_SETTINGS_MODULE names none (the embedded default)."""
+DEFAULT_PREPARE: Final = "askserver.var.prepare_var_dir"
+"""What the embedded default runs before its settings load (its data folder and secret key, as
+its own entry points do). Named, as the settings are, so ask_mcp never imports askserver."""
 
 
 def is_loopback(host: str) -> bool:
@@ -160,16 +163,21 @@ def is_loopback(host: str) -> bool:
 def setup_django() -> None:
     """Configure Django with the project's settings (unless a project already did), and migrate.
 
+    With the embedded default's settings, its data folder is prepared first, as its own entry
+    points do (:data:`DEFAULT_PREPARE`).
+
     The database holds initialize-era sessions (and the inbox's asks); migrating an
     up-to-date database is quick and quiet.
     """
     # daphne installs its asyncio-backed Twisted reactor on import; it must come before anything
     # that imports twisted.internet.reactor.
     import daphne.server  # noqa: F401
-
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", DEFAULT_SETTINGS)
     import django
     from django.core.management import call_command
+    from django.utils.module_loading import import_string
+
+    if os.environ.setdefault("DJANGO_SETTINGS_MODULE", DEFAULT_SETTINGS) == DEFAULT_SETTINGS:
+        import_string(DEFAULT_PREPARE)()
 
     django.setup()
     call_command("migrate", interactive=False, verbosity=0)
