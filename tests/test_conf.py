@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import inspect
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +12,7 @@ from typing import get_args
 
 import pytest
 from django.core.checks import run_checks
+from django.core.checks.registry import registry
 from django.test import override_settings
 
 from ask_mcp import conf, runtime
@@ -18,6 +21,7 @@ from askserver import environment
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+CHECKS_DOC = ROOT / "docs" / "reference" / "checks.md"
 
 
 def test_the_readme_settings_table_lists_every_variable_once_with_its_default() -> None:
@@ -41,6 +45,21 @@ def test_every_ask_mcp_key_has_its_variable() -> None:
 def test_each_kind_of_key_is_read_checked_and_typed_one_way() -> None:
     kinds = set(get_args(conf.Kind))
     assert kinds == set(conf.ENVIRONMENT_KINDS) == set(KIND_CHECKS) == set(conf.TYPED)
+
+
+def test_every_check_id_the_code_can_emit_is_documented_once() -> None:
+    # The modules whose registered checks are ours, and conf, whose declarations name the ids
+    # of each key's check.
+    modules = {inspect.getmodule(check) for check in registry.get_checks(True)} | {conf}
+    sources = [inspect.getsource(m) for m in modules if m and m.__name__.startswith("ask")]
+    emitted = {
+        found for source in sources for found in re.findall(r'"(ask_mcp\.[EW]\d{3})"', source)
+    }
+    table = CHECKS_DOC.read_text().split("<!-- checks-table:start -->")[1]
+    table = table.split("<!-- checks-table:end -->")[0]
+    documented = re.findall(r"^\| `(ask_mcp\.[EW]\d{3})` \|", table, re.MULTILINE)
+    assert len(documented) == len(set(documented))
+    assert set(documented) == emitted
 
 
 @pytest.mark.parametrize(
