@@ -14,9 +14,9 @@ from typing import Any, Final
 
 from ask_mcp.protocol.forms import ElicitResult
 from ask_mcp.protocol.jsonrpc import json_type
+from ask_mcp.server.catalog.toolkit import Toolkit, ToolResult, tool
 from ask_mcp.server.context import Context
 from ask_mcp.server.errors import with_reason
-from ask_mcp.server.toolkit import Toolkit, ToolResult, tool
 
 DECLINED_TEXT: Final = "The user declined to answer."
 """The result when the person declines."""

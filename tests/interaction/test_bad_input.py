@@ -52,7 +52,7 @@ from mcp.types import CallToolResult, InputRequiredResult, TextContent
 
 from ask_mcp import MCPServer
 from ask_mcp.protocol.jsonrpc import MAX_DEPTH
-from ask_mcp.server.state import QuestionClaims, StateClaims, StateSealer, derive_key
+from ask_mcp.server.request_state import QuestionClaims, StateClaims, StateSealer, derive_key
 from ask_mcp.toolkits.conformance import Conformance
 from ask_mcp.transports.http import McpEndpoint
 from tests.interaction.test_mrtr import Person as ClientPerson

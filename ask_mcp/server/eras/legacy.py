@@ -31,18 +31,18 @@ from ask_mcp.protocol.jsonrpc import (
     request_message,
 )
 from ask_mcp.server.catalog import require
+from ask_mcp.server.catalog.prompts import Prompt, finish_prompt
+from ask_mcp.server.catalog.resources import Resource, ResourceTemplate, finish_read
+from ask_mcp.server.catalog.results import finish_tool_call, tool_failure
+from ask_mcp.server.catalog.toolkit import Tool, ToolResult
 from ask_mcp.server.context import Caller, Context, client_name, client_version
-from ask_mcp.server.era import Era, Method
+from ask_mcp.server.eras.base import Era, Method
 from ask_mcp.server.errors import (
     ElicitationTimedOut,
     MissingClientCapability,
     QuestionNoLongerWaiting,
 )
 from ask_mcp.server.ports import ResponseRouter, Stream
-from ask_mcp.server.prompts import Prompt, finish_prompt
-from ask_mcp.server.resources import Resource, ResourceTemplate, finish_read
-from ask_mcp.server.results import finish_tool_call, tool_failure
-from ask_mcp.server.toolkit import Tool, ToolResult
 
 SESSION_STORE_BYTES: Final = 16 * 1024
 """The most a session keeps of its client's `capabilities` and `clientInfo` together, as compact

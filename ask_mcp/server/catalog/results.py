@@ -1,6 +1,6 @@
 """The one boundary where a tool's value or exception becomes its result, for both eras and the bridge; no wire.
 
-A string or :class:`~ask_mcp.server.toolkit.ToolResult` is the result; a question that ended
+A string or :class:`~ask_mcp.server.catalog.toolkit.ToolResult` is the result; a question that ended
 unanswered is a plain result saying so; a :class:`~ask_mcp.server.errors.ToolError` is an
 `isError` result the model can act on; anything else is logged and becomes an `isError` result
 that gives nothing away. Errors the protocol defines propagate, for the dispatch boundary to
@@ -13,8 +13,8 @@ import logging
 from typing import Any
 
 from ask_mcp.protocol.jsonrpc import JsonRpcError
+from ask_mcp.server.catalog.toolkit import ToolResult
 from ask_mcp.server.errors import ElicitationEnded, MissingClientCapability, ToolError
-from ask_mcp.server.toolkit import ToolResult
 
 logger = logging.getLogger("ask_mcp.server")
 

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from ask_mcp.protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, JsonRpcError
+from ask_mcp.server.catalog.resources import ResourceContents, ResourceTemplate, finish_read
 from ask_mcp.server.errors import ElicitationTimedOut, MissingClientCapability, ToolError
-from ask_mcp.server.resources import ResourceContents, ResourceTemplate, finish_read
 
 
 async def handler(ctx: Any, uri: str, variables: dict[str, str]) -> str:

@@ -14,7 +14,7 @@ import pytest
 
 from ask_mcp.protocol.jsonrpc import JsonRpcError, Request
 from ask_mcp.server import Context, Server, Toolkit, prompt, resource, tool
-from ask_mcp.server.legacy import ALREADY_INITIALIZED, LegacySession
+from ask_mcp.server.eras.legacy import ALREADY_INITIALIZED, LegacySession
 from tests.support.wire import FORM_CAPS, reply_problem
 
 COLOUR: dict[str, Any] = {

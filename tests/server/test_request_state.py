@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ask_mcp.server.state import (
+from ask_mcp.server.request_state import (
     InvalidState,
     StateClaims,
     StateSealer,
@@ -89,7 +89,7 @@ def test_a_state_sealed_before_questions_were_still_opens_without_one() -> None:
     import hmac
     import json
 
-    from ask_mcp.server import state
+    from ask_mcp.server import request_state as state
 
     key = state.derive_key("k" * 40)
     payload = json.dumps([1, "3", 1, "w", "-", "b", 2e9], separators=(",", ":")).encode()

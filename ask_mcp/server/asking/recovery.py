@@ -2,7 +2,7 @@
 
 A 2026-07-28 retry whose requestState names a call no worker holds any more (its process was
 restarted or killed, or the retry reached a worker whose peer died) would read "no longer
-waiting". For a tool that declares :class:`~ask_mcp.server.toolkit.FromRecord` (its result is a
+waiting". For a tool that declares :class:`~ask_mcp.server.catalog.toolkit.FromRecord` (its result is a
 pure function of its arguments and the reply, as ``user_ask``'s is) the call is finished here
 instead. The sealed state names the ask, the input request's key and the attempt; the retry
 brings the arguments (the state's binding has checked them) and the answer, which is checked
@@ -22,21 +22,21 @@ from typing import TYPE_CHECKING, Any
 
 from ask_mcp.protocol import mcp
 from ask_mcp.protocol.forms import ElicitResult, FieldError, form_errors, read_elicit_result
+from ask_mcp.server.asking.parked import Finish
+from ask_mcp.server.asking.table import MAX_REASKS, RECORD_OWNER
+from ask_mcp.server.catalog.toolkit import FromRecord
 from ask_mcp.server.context import Context
-from ask_mcp.server.elicitation import MAX_REASKS, RECORD_OWNER
 from ask_mcp.server.errors import (
     ElicitationTimedOut,
     NoValidAnswer,
     QuestionNoLongerWaiting,
 )
-from ask_mcp.server.parked import Finish
 from ask_mcp.server.ports import AskRecords
 from ask_mcp.server.question import Question
-from ask_mcp.server.state import QuestionClaims, StateClaims
-from ask_mcp.server.toolkit import FromRecord
+from ask_mcp.server.request_state import QuestionClaims, StateClaims
 
 if TYPE_CHECKING:
-    from ask_mcp.server.elicitation import ElicitationTable
+    from ask_mcp.server.asking.table import ElicitationTable
 
 
 async def finish_from_record(

@@ -12,11 +12,11 @@ the deadlines, the schema checks and the re-ask rule. It does not know the wire'
 the eras' methods or any transport. Pure asyncio: no Django.
 
 A question (:meth:`ElicitationTable.elicit`) is *asked* (the observer hears of it and it takes a
-place in the table), then re-asked while an accepted answer does not fit its form (at most
+slot in the table), then re-asked while an accepted answer does not fit its form (at most
 ``MAX_REASKS`` times), and *ends* exactly once, as ``accepted``, ``declined``, ``cancelled``,
-``expired`` or ``withdrawn`` (the observer hears of that too, and its place is given back).
+``expired`` or ``withdrawn`` (the observer hears of that too, and its slot is given back).
 
-A multi round-trip call (:class:`~ask_mcp.server.parked.ParkedCall`) moves between these states::
+A multi round-trip call (:class:`~ask_mcp.server.asking.parked.ParkedCall`) moves between these states::
 
     run() ──▶ RUNNING ──_drive: the task finished──▶ _collect ──▶ DONE (finish's wire result)
                 │  ▲
@@ -33,6 +33,10 @@ RUNNING means a request is waiting in :meth:`ElicitationTable._drive` (``call.wa
 PARKED means no request is (``call.wake`` is None) and the call sits in ``_calls`` under a
 timer. A requestState names one round of one call: once that round resumes, the same state is
 refused as ``used``.
+
+Long: the three routes share one life cycle (the slot, the deadline, the re-ask rule and the
+single ending the observer hears), and the state machine above is read best as one class;
+what is not that life cycle lives beside it (slots, parked calls, settlement, recovery).
 """
 
 from __future__ import annotations
@@ -53,8 +57,11 @@ from ask_mcp.protocol.forms import (
     check_form_schema,
     form_errors,
     read_elicit_result,
+    read_settled,
 )
-from ask_mcp.server.asking import new_question
+from ask_mcp.server.asking.capacity import Slots
+from ask_mcp.server.asking.parked import Finish, ParkedCall
+from ask_mcp.server.asking.settlement import AdminExpired, first_of
 from ask_mcp.server.context import AnswerUrl, Context, OnElicit
 from ask_mcp.server.errors import (
     ElicitationTimedOut,
@@ -64,8 +71,7 @@ from ask_mcp.server.errors import (
     QuestionNoLongerWaiting,
     cancelled_by_client,
 )
-from ask_mcp.server.parked import Finish, ParkedCall
-from ask_mcp.server.places import Places
+from ask_mcp.server.ids import new_ask_id
 from ask_mcp.server.ports import (
     NULL_STREAM,
     AskRecords,
@@ -74,13 +80,13 @@ from ask_mcp.server.ports import (
     Relay,
     Stream,
 )
-from ask_mcp.server.question import Question
-from ask_mcp.server.staff import StaffExpired, first_of, from_hook
-from ask_mcp.server.state import (
+from ask_mcp.server.question import Question, attach_key
+from ask_mcp.server.request_state import (
     InvalidState,
     QuestionClaims,
     StateClaims,
     StateSealer,
+    request_binding,
 )
 
 logger = logging.getLogger("ask_mcp.elicitation")
@@ -91,7 +97,7 @@ EXPIRY_GRACE: Final = 1.0
 """Seconds a parked call outlives its state's expiry, so a late retry meets "expired", not "gone"."""
 RECORD_OWNER: Final = "@record"
 """The owner a requestState names when no parked call holds its round: the call is finished
-from its ask's record (:mod:`ask_mcp.server.recovery`)."""
+from its ask's record (:mod:`ask_mcp.server.asking.recovery`)."""
 
 STATUS_FOR_ACTION: Final[Mapping[str, str]] = {
     "accept": "accepted",
@@ -99,6 +105,47 @@ STATUS_FOR_ACTION: Final[Mapping[str, str]] = {
     "cancel": "cancelled",
 }
 """The status a question ends with for each action of the person's reply."""
+
+
+def new_question(
+    ctx: Context,
+    message: str,
+    schema: Mapping[str, Any],
+    route: str,
+    *,
+    now: float,
+    limit: float,
+    worker: str,
+) -> Question:
+    """The question `ctx`'s call asks (plain data the observers see; the table chose `route`), waiting `limit` seconds from `now` in `worker`.
+
+    A question answered in the browser gets an attach key: a call asking the same (the same
+    principal, tool and arguments, or the call's idempotency key) attaches to its ask.
+    """
+    attach = None
+    if route != "client":
+        same = ctx.idempotency_key or request_binding(ctx.method, ctx.name, ctx.arguments)
+        attach = attach_key(ctx.principal, ctx.name, same)
+    return Question(
+        id=new_ask_id().hex,
+        message=message,
+        schema=schema,
+        tool=ctx.name,
+        principal=ctx.principal,
+        route=route,
+        created_at=now,
+        expires_at=now + limit,
+        client_name=ctx.client_name,
+        worker=worker,
+        team=ctx.team,
+        toolkit=ctx.toolkit,
+        attach_key=attach,
+        collector=f"{ctx.client_name or 'a client'} ({ctx.protocol_version}) via {worker}",
+        credential=ctx.credential,
+        client_version=ctx.client_version,
+        session=ctx.session,
+        people_only=ctx.people_only,
+    )
 
 
 class ElicitationTable:
@@ -126,7 +173,7 @@ class ElicitationTable:
         self.stopping = False
         """Set while the process shuts down: calls it ends leave their asks pending."""
         self.answer_url = answer_url
-        self.places = Places(capacity, share)
+        self.slots = Slots(capacity, share)
         self.ttl = ttl
         self.on_elicit = on_elicit
         self.observer = observer
@@ -136,7 +183,7 @@ class ElicitationTable:
         if relay is not None:
             relay.attach(self)
         self._calls: dict[str, ParkedCall] = {}
-        self._staff_expired = StaffExpired()
+        self._admin_expired = AdminExpired()
         self._seq = itertools.count(1)
         self._issued = 0
 
@@ -144,17 +191,17 @@ class ElicitationTable:
 
     @property
     def capacity(self) -> int:
-        return self.places.capacity
+        return self.slots.capacity
 
     @property
     def share(self) -> int:
-        """The most places one principal holds at once."""
-        return self.places.share
+        """The most slots one principal holds at once."""
+        return self.slots.share
 
     @property
     def waiting(self) -> int:
-        """Questions currently occupying a place in the table."""
-        return self.places.in_use
+        """Questions currently occupying a slot in the table."""
+        return self.slots.in_use
 
     def parked_call(self, call_id: str) -> ParkedCall | None:
         return self._calls.get(call_id)
@@ -180,7 +227,7 @@ class ElicitationTable:
             question.call_id = parked.id
             self._hold_slot(parked)  # held until the call ends, across every round
         else:
-            self.places.take(ctx.principal)
+            self.slots.take(ctx.principal)
         status, answer = "withdrawn", None
         try:
             if self.observer is not None:
@@ -202,7 +249,7 @@ class ElicitationTable:
             raise
         finally:
             if not travels:
-                self.places.give_back(ctx.principal)
+                self.slots.give_back(ctx.principal)
             if self.observer is not None:
                 self._ended(question, status, answer)
 
@@ -297,7 +344,9 @@ class ElicitationTable:
             asking = ctx.input_channel.request(
                 key, {"method": mcp.ELICITATION_METHOD, "params": params}, question.expires_at
             )
-            raw = await first_of(asking, ctx.input_channel, self.relay, question.id)
+            relay = None if isinstance(ctx.input_channel, ParkedCall) else self.relay
+            # A parked call is settled on its retry (answer_parked); one on a stream at once.
+            raw = await (asking if relay is None else first_of(asking, relay, question.id))
             # A reply that is not an ElicitResult is a refusal, not a fault.
             return read_elicit_result(raw) or ElicitResult("decline")
         assert self.on_elicit is not None
@@ -307,7 +356,8 @@ class ElicitationTable:
                 reply = await self.on_elicit(shown, ctx)
         except TimeoutError as exc:
             raise ElicitationTimedOut from exc
-        return from_hook(reply)
+        # The hook is the server's own (the inbox): its settlement may carry the admin's reason.
+        return read_settled(reply) or ElicitResult("decline")
 
     async def _ask_by_url(
         self, ctx: Context, question: Question, text: str, key: str
@@ -342,7 +392,7 @@ class ElicitationTable:
         finally:
             if not waiting.done():
                 waiting.cancel()
-        return from_hook(reply)
+        return read_settled(reply) or ElicitResult("decline")
 
     async def request_inputs(
         self, ctx: Context, requests: Mapping[str, Mapping[str, Any]]
@@ -362,7 +412,7 @@ class ElicitationTable:
         if parked is not None:
             self._hold_slot(parked)
         else:
-            self.places.take(ctx.principal)
+            self.slots.take(ctx.principal)
         deadline = self.clock() + self.ttl
         try:
             answers = await asyncio.gather(
@@ -373,19 +423,19 @@ class ElicitationTable:
             )
         finally:
             if parked is None:
-                self.places.give_back(ctx.principal)
+                self.slots.give_back(ctx.principal)
         return dict(zip(requests, answers, strict=True))
 
     def _hold_slot(self, call: ParkedCall) -> None:
-        """A call takes one place for its principal on its first question, across every round."""
+        """A call takes one slot for its principal on its first question, across every round."""
         if not call.holds_slot:
-            self.places.take(call.ctx.principal)
+            self.slots.take(call.ctx.principal)
             call.holds_slot = True
 
     def _release_slot(self, call: ParkedCall) -> None:
         if call.holds_slot:
             call.holds_slot = False
-            self.places.give_back(call.ctx.principal)
+            self.slots.give_back(call.ctx.principal)
 
     # ------------------------------------------------------------------ multi round-trip calls
 
@@ -460,7 +510,8 @@ class ElicitationTable:
         """The owner's half of :meth:`resume`, also reached through a relay."""
         call = self._calls.get(claims.call)
         if call is None:
-            self._staff_expired.check(claims.call)  # an admin expired it: say so, and why
+            if (reason := self._admin_expired.reason(claims.call)) is not None:
+                raise ElicitationTimedOut(reason)  # an admin expired it: say so, and why
             if claims.call.isdigit() and int(claims.call) <= self._issued:
                 raise InvalidState("used")
             raise QuestionNoLongerWaiting
@@ -488,20 +539,23 @@ class ElicitationTable:
     def answer_parked(self, call_id: str, reply: ElicitResult) -> bool:
         """Settle a parked call's pending questions server-side (an admin's cancel or expire).
 
-        The call resumes with `reply` (and staff's reason) on its client's retry; False if none.
+        The call resumes with `reply` itself (not its wire form: it may carry the admin's reason)
+        when its client retries. False when no such call waits.
         """
-        if (call := self._calls.get(call_id)) is None or not call.pending:
+        call = self._calls.get(call_id)
+        if call is None or not call.pending:
             return False
         call.overrides = dict.fromkeys(call.pending, reply)
         return True
 
     def expire_parked(self, call_id: str, reason: str = "") -> bool:
-        """End a parked call as at its deadline (its retry reads so, and `reason`); False if none."""
+        """End a parked call now as if its deadline had passed; its client's retry reads the
+        timeout, with the admin's `reason`. False when no such call waits."""
         call = self._calls.get(call_id)
         if call is None or call.wake is not None:
             return False
         self._drop(call, "expired")
-        self._staff_expired.note(call_id, reason)
+        self._admin_expired.note(call_id, reason)
         return True
 
     async def _drive(self, call: ParkedCall) -> dict[str, Any]:
@@ -581,7 +635,7 @@ class ElicitationTable:
             call.wake.set_result(None)
 
     def _task_done(self, call: ParkedCall, task: asyncio.Task[Any]) -> None:
-        """The handler task ended: wake a waiting :meth:`_drive` and give the call's place back."""
+        """The handler task ended: wake a waiting :meth:`_drive` and give the call's slot back."""
         if call.wake is not None and not call.wake.done():
             call.wake.set_result(None)
         self._release_slot(call)
@@ -594,7 +648,7 @@ class ElicitationTable:
 
     def _drop(self, call: ParkedCall, reason: str) -> None:
         """-> DROPPED (or the bookkeeping half of DONE): forget the call, its timer and its
-        place; a task still running is cancelled, its question ending as `reason`."""
+        slot; a task still running is cancelled, its question ending as `reason`."""
         if call.timer is not None:
             call.timer.cancel()
             call.timer = None

@@ -1,4 +1,4 @@
-"""Finishing a call from its ask's record when its parked handler is gone (ask_mcp.server.recovery).
+"""Finishing a call from its ask's record when its parked handler is gone (ask_mcp.server.asking.recovery).
 
 A "restart" here is a second MCPServer with the same state keys and the same record: the first
 server's parked call is gone with it. The record is an in-memory AskRecords that decides each
@@ -16,10 +16,10 @@ import pytest
 
 from ask_mcp import MCPServer
 from ask_mcp.protocol.forms import ElicitResult
+from ask_mcp.server.catalog.toolkit import Toolkit, ToolResult, tool
 from ask_mcp.server.errors import NO_LONGER_WAITING_TEXT, TIMED_OUT_TEXT
 from ask_mcp.server.question import Question
-from ask_mcp.server.state import InvalidState, StateSealer
-from ask_mcp.server.toolkit import Toolkit, ToolResult, tool
+from ask_mcp.server.request_state import InvalidState, StateSealer
 from tests.support.scripted import call_tool, text
 from tests.support.wire import FORM_CAPS
 
@@ -177,7 +177,7 @@ async def test_a_tool_that_does_not_declare_it_keeps_no_longer_waiting(
             "s",
             state_keys=KEYS,
             observer=record,
-            tools={"tests.server.test_recovery.Stateful": {}},
+            tools={"tests.server.asking.test_recovery.Stateful": {}},
         )
 
     first = await call_tool(make(), "st_count", {}, caps=caps)

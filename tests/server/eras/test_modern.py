@@ -23,9 +23,9 @@ from ask_mcp.server import (
     prompt,
     tool,
 )
-from ask_mcp.server import elicitation as elicitation_module
+from ask_mcp.server.asking import table as elicitation_module
+from ask_mcp.server.eras.modern import STATE_REJECTIONS
 from ask_mcp.server.errors import TIMED_OUT_TEXT
-from ask_mcp.server.modern import STATE_REJECTIONS
 from tests.support.wire import FORM_CAPS, META, assert_valid
 
 COLOUR: dict[str, Any] = {

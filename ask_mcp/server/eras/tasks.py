@@ -5,7 +5,7 @@ A request that declares the extension gets, from a tool that runs as a task, a
 :mod:`ask_mcp.records.tasks`). Two kinds of task:
 
 - a *record task*, for a tool whose result is a pure function of its arguments and the
-  person's reply (:class:`~ask_mcp.server.toolkit.FromRecord`, as ``user_ask``'s is): its ask
+  person's reply (:class:`~ask_mcp.server.catalog.toolkit.FromRecord`, as ``user_ask``'s is): its ask
   is written to the record before the handle leaves, and the task is nothing but its row and
   its ask's row. No handler runs and nothing is parked: ``tasks/get`` on any worker, after any
   restart, reads the rows; a person answering in the inbox decides the ask, and the next read
@@ -16,7 +16,7 @@ A request that declares the extension gets, from a tool that runs as a task, a
   answered only by ``tasks/update`` reaching this worker.
 
 Task ids are random (192 bits) and bound to the creating principal: another principal's id
-reads as unknown. It does not know the envelope ladder (:mod:`~ask_mcp.server.modern` gates
+reads as unknown. It does not know the envelope ladder (:mod:`~ask_mcp.server.eras.modern` gates
 each method on the request's own declaration) nor any transport. Pure asyncio.
 """
 
@@ -34,8 +34,10 @@ from typing import Any, Final, Protocol
 from ask_mcp.protocol import mcp
 from ask_mcp.protocol.forms import ElicitResult, check_form_schema, form_errors, read_elicit_result
 from ask_mcp.protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, JsonRpcError
+from ask_mcp.server.asking.table import MAX_REASKS, ElicitationTable
+from ask_mcp.server.catalog.results import finish_tool_call
+from ask_mcp.server.catalog.toolkit import Tool
 from ask_mcp.server.context import Context
-from ask_mcp.server.elicitation import MAX_REASKS, ElicitationTable
 from ask_mcp.server.errors import (
     PEOPLE_ONLY_TEXT,
     ElicitationTimedOut,
@@ -46,9 +48,7 @@ from ask_mcp.server.errors import (
 )
 from ask_mcp.server.ids import new_ask_id
 from ask_mcp.server.question import Question
-from ask_mcp.server.results import finish_tool_call
-from ask_mcp.server.state import InvalidState
-from ask_mcp.server.toolkit import Tool
+from ask_mcp.server.request_state import InvalidState
 
 EXTENSION: Final = "io.modelcontextprotocol/tasks"
 """The extension's identifier, under `capabilities.extensions` on both sides."""

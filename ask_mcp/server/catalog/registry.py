@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from importlib.metadata import entry_points
 from typing import Any, Final
 
-from ask_mcp.server.toolkit import Toolkit
+from ask_mcp.server.catalog.toolkit import Toolkit
 
 ENTRY_POINT_GROUP: Final = "ask_mcp.toolkits"
 """The entry-point group third-party distributions register their toolkits under."""

@@ -1,11 +1,11 @@
-"""The elicitation table's places: how many are taken, by which principal, and each principal's fair share; knows no question or call.
+"""The elicitation table's slots: how many are taken, by which principal, and each one's fair share.
 
 One token parked 64 questions in under a second and every other user and team was refused
-until the TTL passed. A place is now taken against two bounds: the table's capacity, and a
+until the TTL passed. A slot is now taken against two bounds: the table's capacity, and a
 share per principal (the user a token names), so one noisy agent fills at most its share and the
 rest of the table stays open to everyone else. Callers without a principal (anonymous loopback:
 one person trying things out on their own machine, where every caller is that person) are
-bounded by the capacity only. Pure: no Django.
+bounded by the capacity only. It knows no question or call. Pure: no Django.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ ANONYMOUS: Final = ""
 """The key every caller without a principal (anonymous loopback) shares."""
 
 
-class Places:
-    """Places taken in the table, overall and per principal."""
+class Slots:
+    """Slots taken in the table, overall and per principal."""
 
     __slots__ = ("_by_principal", "_in_use", "capacity", "share")
 
@@ -41,7 +41,7 @@ class Places:
         return self._by_principal.get(principal or ANONYMOUS, 0)
 
     def take(self, principal: str | None) -> None:
-        """Take a place for `principal` now, so concurrent askers can never overshoot.
+        """Take a slot for `principal` now, so concurrent askers can never overshoot.
 
         Raises:
             ElicitationCapacityExceeded: the table is full.
@@ -58,7 +58,7 @@ class Places:
         self._in_use += 1
 
     def give_back(self, principal: str | None) -> None:
-        """Give back a place `principal` took (once per :meth:`take`)."""
+        """Give back a slot `principal` took (once per :meth:`take`)."""
         key = principal or ANONYMOUS
         held = self._by_principal.get(key, 0)
         if held <= 1:

@@ -14,10 +14,10 @@ from typing import Any, Final, Literal, NamedTuple, Self
 
 from ask_mcp.protocol import mcp
 from ask_mcp.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError, json_type
+from ask_mcp.server.catalog.prompts import Prompt
+from ask_mcp.server.catalog.resources import Resource, ResourceTemplate, resource_not_found
+from ask_mcp.server.catalog.toolkit import Completion, Tool, Toolkit
 from ask_mcp.server.errors import MissingClientCapability
-from ask_mcp.server.prompts import Prompt
-from ask_mcp.server.resources import Resource, ResourceTemplate, resource_not_found
-from ask_mcp.server.toolkit import Completion, Tool, Toolkit
 
 _Kind = Literal["tool", "prompt", "resource", "template"]
 _UNSET: Final = object()

@@ -13,8 +13,9 @@ import pytest
 
 from ask_mcp.protocol import mcp
 from ask_mcp.protocol.forms import ElicitResult
+from ask_mcp.server.asking.parked import ParkedCall
+from ask_mcp.server.asking.table import ElicitationTable
 from ask_mcp.server.context import Caller, Context
-from ask_mcp.server.elicitation import ElicitationTable
 from ask_mcp.server.errors import (
     CLIENT_CANCELLED,
     ElicitationCapacityExceeded,
@@ -22,9 +23,8 @@ from ask_mcp.server.errors import (
     ElicitationUnavailable,
     NoValidAnswer,
 )
-from ask_mcp.server.parked import ParkedCall
 from ask_mcp.server.question import Question
-from ask_mcp.server.state import InvalidState, StateClaims, StateSealer, derive_key
+from ask_mcp.server.request_state import InvalidState, StateClaims, StateSealer, derive_key
 from tests.support.wire import FORM_CAPS
 
 COLOUR: dict[str, Any] = {

@@ -16,9 +16,9 @@ from typing import Any, Final, Protocol
 
 from ask_mcp.protocol import mcp
 from ask_mcp.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError, Request, json_type
+from ask_mcp.server.asking.table import ElicitationTable
 from ask_mcp.server.catalog import LISTS, Catalog, offered
 from ask_mcp.server.context import Caller, Context
-from ask_mcp.server.elicitation import ElicitationTable
 from ask_mcp.server.errors import MissingClientCapability
 from ask_mcp.server.ports import InputChannel
 

@@ -3,7 +3,7 @@
 Plain state plus the call's :class:`~ask_mcp.server.ports.InputChannel`: a handler's input request
 is queued here for the current round, and the table is told (:meth:`CallTable.cut`) once the
 round's requests are all queued. How rounds are answered, resumed, expired and dropped is the
-table's (:mod:`ask_mcp.server.elicitation`); this module does not know the wire. Pure asyncio.
+table's (:mod:`ask_mcp.server.asking.table`); this module does not know the wire. Pure asyncio.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ask_mcp.server.context import Context
-from ask_mcp.server.state import QuestionClaims
+from ask_mcp.server.request_state import QuestionClaims
 
 Finish = Callable[[Any, BaseException | None], dict[str, Any]]
 """Turns a finished handler's value (or exception) into the method's wire result.

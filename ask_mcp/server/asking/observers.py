@@ -16,7 +16,7 @@ from ask_mcp.server.ports import AskRecords, QuestionObserver
 from ask_mcp.server.question import Question
 
 
-class ObserverChain:
+class ForwardingObserver:
     """`inner` (maybe None), with every observer and AskRecords call passed on to it."""
 
     def __init__(self, inner: QuestionObserver | None = None) -> None:

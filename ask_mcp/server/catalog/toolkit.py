@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal, TypeVar
 
 from ask_mcp.protocol.forms import ElicitResult
-from ask_mcp.server.prompts import Prompt, PromptArgument, prompt_arguments
-from ask_mcp.server.resources import CacheScope, Resource, ResourceTemplate
+from ask_mcp.server.catalog.prompts import Prompt, PromptArgument, prompt_arguments
+from ask_mcp.server.catalog.resources import CacheScope, Resource, ResourceTemplate
 
 if TYPE_CHECKING:
     from ask_mcp.server.context import Context
@@ -89,7 +89,7 @@ class Tool:
     task: str | None = None
     """Whether the handler runs as a task for a client declaring the Tasks extension:
     "optional", "required" (other clients get -32021), or None (a tool with `from_record`
-    becomes a record task anyway; see :mod:`ask_mcp.server.tasks`)."""
+    becomes a record task anyway; see :mod:`ask_mcp.server.eras.tasks`)."""
 
     def __post_init__(self) -> None:
         if not TOOL_NAME.fullmatch(self.name):

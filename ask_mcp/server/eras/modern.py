@@ -31,10 +31,17 @@ from ask_mcp.protocol.jsonrpc import (
     Request,
     json_type,
 )
+from ask_mcp.server.asking.parked import Finish
+from ask_mcp.server.asking.recovery import finish_from_record
+from ask_mcp.server.asking.table import ElicitationTable
 from ask_mcp.server.catalog import Catalog, require
+from ask_mcp.server.catalog.prompts import finish_prompt
+from ask_mcp.server.catalog.resources import finish_read
+from ask_mcp.server.catalog.results import finish_tool_call
+from ask_mcp.server.catalog.toolkit import FromRecord, Tool
 from ask_mcp.server.context import Caller, Context, client_name, client_version
-from ask_mcp.server.elicitation import ElicitationTable
-from ask_mcp.server.era import Era, Method
+from ask_mcp.server.eras.base import Era, Method
+from ask_mcp.server.eras.tasks import EXTENSION, REQUIRED, TaskEngine, declares_tasks, task_id_of
 from ask_mcp.server.errors import (
     PEOPLE_ONLY_TEXT,
     ElicitationEnded,
@@ -43,15 +50,8 @@ from ask_mcp.server.errors import (
     QuestionNoLongerWaiting,
     ToolError,
 )
-from ask_mcp.server.parked import Finish
 from ask_mcp.server.ports import NULL_STREAM, Stream
-from ask_mcp.server.prompts import finish_prompt
-from ask_mcp.server.recovery import finish_from_record
-from ask_mcp.server.resources import finish_read
-from ask_mcp.server.results import finish_tool_call
-from ask_mcp.server.state import InvalidState, request_binding
-from ask_mcp.server.tasks import EXTENSION, REQUIRED, TaskEngine, declares_tasks, task_id_of
-from ask_mcp.server.toolkit import FromRecord, Tool
+from ask_mcp.server.request_state import InvalidState, request_binding
 
 LIST_TTL_MS: Final = 60_000
 """How long clients may cache discover and list results; private, since lists may depend on auth."""
