@@ -18,6 +18,10 @@ A request that declares the extension gets, from a tool that runs as a task, a
 Task ids are random (192 bits) and bound to the creating principal: another principal's id
 reads as unknown. It does not know the envelope ladder (:mod:`~ask_mcp.server.eras.modern` gates
 each method on the request's own declaration) nor any transport. Pure asyncio.
+
+Long: the extension is one protocol surface (create, get, update, cancel, and the status
+machine they share); its two kinds of task answer the same four methods, and splitting them
+would put one status machine in two files.
 """
 
 from __future__ import annotations
