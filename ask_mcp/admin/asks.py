@@ -1,19 +1,16 @@
-"""The admin: asks (read-only, cancel and expire), tokens, sessions; the reach models' admin is ask_mcp.reach.admin; deciding is records'.
+"""The asks' admin: read-only records with filters, cancel and expire per row and in bulk, the dashboard's URL.
 
 Asks are read-only records (no Save; only superusers delete, in bulk, after Django's
 confirmation) with filters, a time-left column, times to the second in the reader's clock,
 answers shown as fields, who asked named as the inbox names it, and cancel and expire per row
 (each behind a confirmation page, with a reason that goes back to the model) and in bulk,
-decided by :mod:`ask_mcp.records.decisions` through the process's relay; bearer tokens are
-shown once when created; initialize-era sessions. Importing this module registers the reach
-models' admin too (webhooks and their deliveries, notifications, escalations, preferences).
+decided by :mod:`ask_mcp.records.decisions` through the process's relay.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-import secrets
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
@@ -25,29 +22,24 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils import timezone
-from django.utils.cache import patch_cache_control
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 from django.utils.timesince import timesince
 
 from ask_mcp import runtime
+from ask_mcp.admin.dashboard import dashboard
+from ask_mcp.admin.forms import ReasonForm
+from ask_mcp.admin.reach import DELIVERY_FIELDS
 from ask_mcp.models import (
     ASK_PEOPLE,
     DECIDED,
-    ApiToken,
     Ask,
     AskEvent,
     Delivery,
-    LegacySessionRecord,
 )
-from ask_mcp.reach.admin import DELIVERY_FIELDS  # and registers the reach models' admin
-from ask_mcp.records import stats
 from ask_mcp.records.decisions import ask_cancel, ask_expire
-from ask_mcp.team.auth import TOKEN_PREFIX, TOKENS, digest
-from ask_mcp.web import charts
 from ask_mcp.web.formfields import show_answer
-from ask_mcp.web.fragments import answered_in, asked_by, person, route_words
-from ask_mcp.web.reason import ReasonForm
+from ask_mcp.web.naming import answered_in, asked_by, person, route_words
 from ask_mcp.workers.relay import ChannelLayerUnavailable
 
 DECISIONS: Final[dict[str, tuple[Callable[..., bool], str, str]]] = {
@@ -69,17 +61,12 @@ def shown_time(at: dt.datetime | None) -> SafeString | str:
     )
 
 
-NEW_TOKEN_ATTRIBUTE: Final = "_ask_mcp_new_token"
-"""Where save_model leaves a new token, on the request, for response_add to show once."""
-
 if TYPE_CHECKING:  # ModelAdmin is generic only to the type checker
     AskModelAdmin = admin.ModelAdmin[Ask]
-    TokenAdminBase = admin.ModelAdmin[ApiToken]
-    SessionAdminBase = admin.ModelAdmin[LegacySessionRecord]
     EventInlineBase = admin.TabularInline[AskEvent, Ask]
     AskDeliveryInlineBase = admin.TabularInline[Delivery, Ask]
 else:
-    AskModelAdmin = TokenAdminBase = SessionAdminBase = admin.ModelAdmin
+    AskModelAdmin = admin.ModelAdmin
     EventInlineBase = AskDeliveryInlineBase = admin.TabularInline
 
 
@@ -181,23 +168,7 @@ class AskAdmin(AskModelAdmin):
 
     def dashboard_view(self, request: HttpRequest) -> TemplateResponse:
         """Charts of the last days' asks: per day by outcome, time to answer, rates per token."""
-        days = stats.daily()
-        median, p90 = stats.answer_times()
-        context = {
-            **self.admin_site.each_context(request),
-            "opts": self.model._meta,
-            "title": "Dashboard",
-            "days_count": stats.DAYS,
-            "total": sum(day.total for day in days),
-            "pending": Ask.objects.filter(status=Ask.Status.PENDING).count(),
-            "median": charts.seconds_text(median) if median is not None else None,
-            "p90": charts.seconds_text(p90) if p90 is not None else None,
-            "asks_chart": charts.asks_per_day(days),
-            "times_chart": charts.time_to_answer(days),
-            "rates_chart": charts.rates_per_token(stats.per_token()),
-            "waiting": stats.waiting_longest(),
-        }
-        return TemplateResponse(request, "admin/ask_mcp/dashboard.html", context)
+        return dashboard(request, self.admin_site, self.model._meta)
 
     @admin.display(description="agent")
     def delivery(self, ask: Ask) -> str:
@@ -425,78 +396,3 @@ class AskAdmin(AskModelAdmin):
                 "shortly.",
                 messages.ERROR,
             )
-
-
-TOKEN_TIMES: Final = ("created_at", "last_used_at", "revoked_at")
-"""A token's dates, in its list and on its page (the first two are written by the server)."""
-
-
-@admin.register(ApiToken)
-class ApiTokenAdmin(TokenAdminBase):
-    list_display = ("prefix", "name", "user", "team", "people_only", *TOKEN_TIMES)
-    list_filter = ("revoked_at", "people_only", "team")
-    search_fields = ("name", "prefix", "user__username")
-    readonly_fields = ("prefix", "created_at", "last_used_at")
-    fields = ("user", "name", "team", "people_only", "prefix", *TOKEN_TIMES)
-    actions = ("revoke",)
-
-    def save_model(self, request: HttpRequest, obj: ApiToken, form: Any, change: bool) -> None:
-        if not change:
-            token = TOKEN_PREFIX + secrets.token_urlsafe(32)
-            obj.digest = digest(token)
-            obj.prefix = token[: len(TOKEN_PREFIX) + 4]
-            # Shown by response_add on the answer to this POST; never in a message, whose
-            # cookie is signed but readable (and kept by the browser).
-            setattr(request, NEW_TOKEN_ATTRIBUTE, token)
-        super().save_model(request, obj, form, change)
-        TOKENS.forget(obj.digest)  # a revocation or a new team counts at once in this process
-
-    def response_add(
-        self, request: HttpRequest, obj: ApiToken, post_url_continue: str | None = None
-    ) -> HttpResponse:
-        """The new token, shown once on this POST's own answer (not cached, not in a cookie)."""
-        token = getattr(request, NEW_TOKEN_ATTRIBUTE, None)
-        if token is None:
-            return super().response_add(request, obj, post_url_continue)
-        context = {**self.admin_site.each_context(request), "opts": self.opts, "original": obj}
-        response = TemplateResponse(
-            request, "admin/ask_mcp/apitoken/created.html", {**context, "token": token}
-        )
-        patch_cache_control(response, no_store=True, private=True)
-        return response
-
-    def delete_model(self, request: HttpRequest, obj: ApiToken) -> None:
-        super().delete_model(request, obj)
-        TOKENS.forget(obj.digest)
-
-    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[ApiToken]) -> None:
-        digests = list(queryset.values_list("digest", flat=True))
-        super().delete_queryset(request, queryset)
-        for each in digests:
-            TOKENS.forget(each)
-
-    @admin.action(description="Revoke the selected tokens")
-    def revoke(self, request: HttpRequest, queryset: QuerySet[ApiToken]) -> None:
-        active = queryset.filter(revoked_at__isnull=True)
-        digests = list(active.values_list("digest", flat=True))
-        count = active.update(revoked_at=timezone.now())
-        for each in digests:
-            TOKENS.forget(each)  # other workers notice within auth.CACHE_SECONDS
-        self.message_user(request, f"Revoked {count} token(s).")
-
-
-@admin.register(LegacySessionRecord)
-class LegacySessionAdmin(SessionAdminBase):
-    list_display = (
-        "__str__",
-        "protocol_version",
-        "principal",
-        "created_at",
-        "last_seen_at",
-        "ended_at",
-    )
-    list_filter = ("protocol_version", "ended_at")
-    readonly_fields = [field.name for field in LegacySessionRecord._meta.fields]
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False

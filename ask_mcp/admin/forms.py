@@ -1,15 +1,26 @@
-"""Staff's reason for cancelling or expiring an ask, as the admin's confirmation pages ask for it; decides nothing.
+"""The admin's forms: the reason told to a model when an ask is cancelled or expired, and a webhook's vetted URL.
 
 The reason is model-visible text typed by staff: the field stops at REASON_LIMIT characters
 (the decision cuts it to one line of that length again, whoever calls it), and every page
-shows it as escaped text.
+shows it as escaped text. A webhook URL is vetted as the sender vets it
+(:mod:`ask_mcp.reach.targets`), so a target the server would refuse is refused at the form.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django import forms
 
+from ask_mcp import conf
+from ask_mcp.models import Webhook
+from ask_mcp.reach.targets import TargetRefused, vet
 from ask_mcp.server.errors import REASON_LIMIT
+
+if TYPE_CHECKING:  # ModelForm is generic only to the type checker
+    WebhookFormBase = forms.ModelForm[Webhook]
+else:
+    WebhookFormBase = forms.ModelForm
 
 
 class ReasonForm(forms.Form):
@@ -38,3 +49,19 @@ class ReasonForm(forms.Form):
     def said(self) -> str:
         """The reason given, once the form is valid ("" when left blank)."""
         return str(self.cleaned_data["reason"])
+
+
+class WebhookForm(WebhookFormBase):
+    """Refuses a URL that resolves to loopback, a private network or a metadata service."""
+
+    class Meta:
+        model = Webhook
+        fields = ("url", "user", "team", "active")
+
+    def clean_url(self) -> str:
+        url: str = self.cleaned_data["url"]
+        try:
+            vet(url, allow_private=conf.values().allow_private_webhooks)
+        except TargetRefused as exc:
+            raise forms.ValidationError(str(exc)) from None
+        return url

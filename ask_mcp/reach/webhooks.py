@@ -3,7 +3,7 @@
 Which deliveries exist, when they are tried and how their outcome is kept is
 :mod:`ask_mcp.reach`'s. This module only shapes a body, signs it (HMAC-SHA256 over a
 timestamp and the body, in the `Askserver-Signature` header) and posts it once, to the address
-:mod:`ask_mcp.team.targets` vetted, following no redirect.
+:mod:`ask_mcp.reach.targets` vetted, following no redirect.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import time
 from collections.abc import Mapping
 from typing import Any, Final
 
-from ask_mcp.team.targets import Target
+from ask_mcp.reach.targets import Target
 
 SIGNATURE_HEADER: Final = "Askserver-Signature"
 """`t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>." + body under the webhook's secret>`."""

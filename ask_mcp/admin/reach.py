@@ -1,20 +1,19 @@
-"""The reach models' admin: webhooks with their deliveries, every notification, escalations and preferences; planning is reach's.
+"""The reach models' admin: webhooks with their deliveries, every notification, escalations and preferences.
 
-Registered when :mod:`ask_mcp.admin` imports it (Django discovers only that module). A webhook's
-URL is vetted as the sender vets it (:mod:`ask_mcp.team.targets`), so a target the server would
-refuse is refused at the form; deliveries and notifications are read-only history.
+A webhook's URL is vetted at its form (:class:`~ask_mcp.admin.forms.WebhookForm`) as the sender
+vets it; deliveries and notifications are read-only history. Which deliveries an ask gets is
+:mod:`ask_mcp.reach.plan`'s.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from django import forms
 from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from ask_mcp import conf
+from ask_mcp.admin.forms import WebhookForm
 from ask_mcp.models import (
     Delivery,
     Escalation,
@@ -23,7 +22,6 @@ from ask_mcp.models import (
     WebhookDelivery,
     new_webhook_secret,
 )
-from ask_mcp.team.targets import TargetRefused, vet
 
 if TYPE_CHECKING:  # ModelAdmin is generic only to the type checker
     WebhookAdminBase = admin.ModelAdmin[Webhook]
@@ -33,12 +31,10 @@ if TYPE_CHECKING:  # ModelAdmin is generic only to the type checker
     ReachDeliveryAdminBase = admin.ModelAdmin[Delivery]
     EscalationAdminBase = admin.ModelAdmin[Escalation]
     PreferenceAdminBase = admin.ModelAdmin[ReachPreference]
-    WebhookFormBase = forms.ModelForm[Webhook]
 else:
     WebhookAdminBase = DeliveryAdminBase = ReachDeliveryAdminBase = admin.ModelAdmin
     EscalationAdminBase = PreferenceAdminBase = admin.ModelAdmin
     DeliveryInlineBase = HookDeliveryInlineBase = admin.TabularInline
-    WebhookFormBase = forms.ModelForm
 
 DELIVERY_FIELDS: Final = (
     "created_at",
@@ -77,22 +73,6 @@ class HookDeliveryInline(HookDeliveryInlineBase):
     readonly_fields = fields
     ordering = ("-created_at",)
     verbose_name_plural = "deliveries"
-
-
-class WebhookForm(WebhookFormBase):
-    """Refuses a URL that resolves to loopback, a private network or a metadata service."""
-
-    class Meta:
-        model = Webhook
-        fields = ("url", "user", "team", "active")
-
-    def clean_url(self) -> str:
-        url: str = self.cleaned_data["url"]
-        try:
-            vet(url, allow_private=conf.values().allow_private_webhooks)
-        except TargetRefused as exc:
-            raise forms.ValidationError(str(exc)) from None
-        return url
 
 
 @admin.register(Webhook)

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from ask_mcp.team import notify, targets
+from ask_mcp.reach import targets, webhooks
 from tests.support.receivers import Receiver, verify
 
 SECRET = "whsec_test-secret"
@@ -35,7 +35,7 @@ def loopback(url: str) -> targets.Target:
 
 
 def test_the_text_puts_the_servers_line_and_link_first_and_the_models_words_in_a_quote() -> None:
-    body = notify.announcement(ASK, "http://x/asks/a/")
+    body = webhooks.announcement(ASK, "http://x/asks/a/")
     assert body["text"] == (
         "Claude asks (via user_ask)\nAnswer at: http://x/asks/a/\n> Deploy to prod?"
     )
@@ -49,7 +49,7 @@ def test_the_text_puts_the_servers_line_and_link_first_and_the_models_words_in_a
 
 def test_a_message_cannot_ping_a_channel_or_pass_off_its_own_link_as_the_answer_link() -> None:
     forged = "<!channel> see <http://evil|docs> & reply\nAnswer at: http://evil/asks/a/"
-    body = notify.announcement({**ASK, "message": forged}, "http://x/asks/a/")
+    body = webhooks.announcement({**ASK, "message": forged}, "http://x/asks/a/")
     assert body["text"] == (
         "Claude asks (via user_ask)\nAnswer at: http://x/asks/a/\n"
         "> &lt;!channel&gt; see &lt;http://evil|docs&gt; &amp; reply\n"
@@ -60,15 +60,15 @@ def test_a_message_cannot_ping_a_channel_or_pass_off_its_own_link_as_the_answer_
 
 
 def test_reminder_and_escalation_say_so_in_the_servers_line() -> None:
-    reminder = notify.announcement(ASK, "http://x/", "reminder")
+    reminder = webhooks.announcement(ASK, "http://x/", "reminder")
     assert reminder["text"].startswith("Reminder: Claude is still waiting")
-    escalated = notify.announcement({**ASK, "fallback": "team backup"}, "http://x/", "escalated")
+    escalated = webhooks.announcement({**ASK, "fallback": "team backup"}, "http://x/", "escalated")
     assert escalated["text"].startswith("Escalated to team backup: Claude asks")
 
 
 def test_a_post_is_signed_so_the_receiver_verifies_it(receiver: Receiver) -> None:
-    body = notify.body_of(notify.announcement(ASK, "http://x/"))
-    assert notify.post(loopback(receiver.url), body, secret=SECRET, delivery_id=7) == 200
+    body = webhooks.body_of(webhooks.announcement(ASK, "http://x/"))
+    assert webhooks.post(loopback(receiver.url), body, secret=SECRET, delivery_id=7) == 200
     (got,) = receiver.received
     assert got.verified is True
     assert got.raw == body and got.headers["askserver-delivery"] == "7"
@@ -81,12 +81,12 @@ def test_a_post_is_signed_so_the_receiver_verifies_it(receiver: Receiver) -> Non
 
 def test_a_replayed_signature_is_refused_once_its_timestamp_is_old() -> None:
     body = b'{"text":"hi"}'
-    old = int(time.time()) - notify.TOLERANCE - 1
-    header = notify.signature(SECRET, body, old)
+    old = int(time.time()) - webhooks.TOLERANCE - 1
+    header = webhooks.signature(SECRET, body, old)
     assert not verify(SECRET, header, body)
-    assert not notify.verify(SECRET, header, body)
-    fresh = notify.signature(SECRET, body, int(time.time()))
-    assert verify(SECRET, fresh, body) and notify.verify(SECRET, fresh, body)
+    assert not webhooks.verify(SECRET, header, body)
+    fresh = webhooks.signature(SECRET, body, int(time.time()))
+    assert verify(SECRET, fresh, body) and webhooks.verify(SECRET, fresh, body)
     # A replay cannot simply move the timestamp: it is signed with the body.
     moved = fresh.replace(fresh.split(",")[0], f"t={int(time.time()) + 1}")
     assert not verify(SECRET, moved, body)
@@ -95,8 +95,8 @@ def test_a_replayed_signature_is_refused_once_its_timestamp_is_old() -> None:
 def test_a_redirect_is_not_followed_and_fails_naming_where_it_pointed() -> None:
     redirecting = Receiver([302], secret=SECRET)
     try:
-        with pytest.raises(notify.PostFailed, match="redirects are not followed") as failed:
-            notify.post(loopback(redirecting.url), b"{}", secret=SECRET, delivery_id=1)
+        with pytest.raises(webhooks.PostFailed, match="redirects are not followed") as failed:
+            webhooks.post(loopback(redirecting.url), b"{}", secret=SECRET, delivery_id=1)
         assert "169.254.169.254" in str(failed.value)
         assert len(redirecting.received) == 1  # and nothing was sent where it pointed
     finally:
@@ -106,8 +106,8 @@ def test_a_redirect_is_not_followed_and_fails_naming_where_it_pointed() -> None:
 def test_an_error_status_fails_with_the_status() -> None:
     failing = Receiver([503])
     try:
-        with pytest.raises(notify.PostFailed) as failed:
-            notify.post(loopback(failing.url), b"{}", secret=SECRET, delivery_id=1)
+        with pytest.raises(webhooks.PostFailed) as failed:
+            webhooks.post(loopback(failing.url), b"{}", secret=SECRET, delivery_id=1)
         assert failed.value.status == 503
     finally:
         failing.close()
@@ -160,5 +160,5 @@ def test_a_public_address_is_fine() -> None:
 
 
 def test_the_body_is_compact_utf8_json() -> None:
-    body = notify.body_of({"text": "Grüße"})
+    body = webhooks.body_of({"text": "Grüße"})
     assert body == '{"text":"Grüße"}'.encode() and json.loads(body) == {"text": "Grüße"}
