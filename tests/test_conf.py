@@ -1,4 +1,4 @@
-"""The ASK_MCP setting: defaults documented in the README, checks with ids, the server built from it."""
+"""The ASK_MCP setting: defaults documented in docs/reference/settings.md, checks with ids, the server built from it."""
 
 from __future__ import annotations
 
@@ -15,12 +15,23 @@ from ask_mcp import conf, runtime
 from ask_mcp.checks import check_ask_mcp_settings as run_checks
 from ask_mcp.ops import environment
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+SETTINGS_PAGE = Path(__file__).resolve().parents[1] / "docs" / "reference" / "settings.md"
+"""The settings table, once the README's, between its marker comments."""
+
+
+def settings_table() -> str:
+    """The text between the page's settings-table markers, each on its own line, once."""
+    text = SETTINGS_PAGE.read_text()
+    tables = re.findall(
+        r"^<!-- settings-table:start -->$(.*?)^<!-- settings-table:end -->$", text, re.M | re.S
+    )
+    assert len(tables) == 1 and text.count("<!-- settings-table:") == 2, "one start, then one end"
+    return str(tables[0])
 
 
 def test_the_readme_settings_table_lists_every_variable_once_with_its_default() -> None:
     rows = re.findall(
-        r"^\| `(ASKSERVER_[A-Z_]+)` \| (`[A-Z_]+`|—) \| (.+?) \|", README.read_text(), re.MULTILINE
+        r"^\| `(ASKSERVER_[A-Z_]+)` \| (`[A-Z_]+`|—) \| (.+?) \|", settings_table(), re.MULTILINE
     )
     assert [name for name, _, _ in rows] == [var.name for var in environment.VARIABLES]
     for (name, key, default), var in zip(rows, environment.VARIABLES, strict=True):

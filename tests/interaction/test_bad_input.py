@@ -364,7 +364,7 @@ class Upload:
 
 @pytest.mark.parametrize("declared", [True, False], ids=["content-length", "chunked"])
 async def test_the_endpoint_stops_reading_a_body_at_the_limit(declared: bool) -> None:
-    # daphne itself spools a whole body before the app runs (the README's proxy limit covers
+    # daphne itself spools a whole body before the app runs (the deploy page's nginx limit covers
     # that); the endpoint's own part is to pull no more than the limit from any ASGI server.
     upload = Upload(10 << 20)
     headers = headers_for({"method": "tools/list"})
