@@ -166,7 +166,7 @@ class AskSettings:
         "flag",
         False,
         "let requests from loopback addresses in without a token: for trying things out, never "
-        "behind a proxy on the same machine ([Tokens](#tokens-and-who-may-answer))",
+        "behind a proxy on the same machine ([Tokens](../answering/tokens.md))",
     )
     public_url: str | None = _key(
         "origin",
@@ -186,7 +186,7 @@ class AskSettings:
         600.0,
         "how long a browser ask stays answerable after its call's connection dropped, so a call "
         "asking the same can attach to it (never past its expiry; [Nothing lost]"
-        "(#nothing-lost-restarts-deploys-and-dropped-connections))",
+        "(../agents/nothing-lost.md))",
         check="ask_mcp.E004",
     )
     answer_retention_days: float | None = _key(
@@ -207,7 +207,7 @@ class AskSettings:
         90,
         "delete every ended ask (answered, declined, cancelled, expired, withdrawn), its history "
         "and its deliveries this many days after its expiry, never while a task or an "
-        "uncollected answer still needs it ([Audit and history](#audit-and-history)); `none` "
+        "uncollected answer still needs it ([Audit and history](../answering/audit.md)); `none` "
         "keeps them",
         check="ask_mcp.E080",
         hint="None keeps every ask. Every ended ask, its history and its deliveries are deleted "
@@ -218,7 +218,7 @@ class AskSettings:
         "flag",
         False,
         "mail people about asks through Django's mail framework ([Reaching people]"
-        "(#reaching-people))",
+        "(../answering/reach.md))",
         check="ask_mcp.E030",
     )
     reminder_before_seconds: float | None = _key(
@@ -244,7 +244,7 @@ class AskSettings:
     metrics: bool = _key(
         "flag",
         False,
-        "serve Prometheus metrics at `/metrics` ([Operating](#operating-it))",
+        "serve Prometheus metrics at `/metrics` ([Operating](../deploy/operating.md))",
         check="ask_mcp.E051",
     )
     metrics_token: str | None = _key(
@@ -257,8 +257,7 @@ class AskSettings:
     task_ttl: float = _key(
         "seconds",
         86_400,
-        "seconds the ask of a `user_ask` task waits for its person ([tasks]"
-        "(#waits-of-hours-tasks))",
+        "seconds the ask of a `user_ask` task waits for its person ([tasks](../agents/tasks.md))",
         check="ask_mcp.E060",
         hint="A task's ask waits TASK_TTL; its result stays readable TASK_RETENTION more.",
     )

@@ -28,12 +28,12 @@ from ask_mcp.reach.background import REACHER
 from ask_mcp.records.events import ASKED, announce
 from ask_mcp.records.sweeper import SWEEPER, release_worker
 from ask_mcp.records.tasks import TaskRows
-from ask_mcp.server.chain import ObserverChain
+from ask_mcp.server.asking.observers import ForwardingObserver
 from ask_mcp.server.context import Context
 from ask_mcp.server.core import Server
 from ask_mcp.server.ports import QuestionObserver
 from ask_mcp.server.question import Question
-from ask_mcp.server.state import derive_key
+from ask_mcp.server.request_state import derive_key
 from ask_mcp.workers.relay import ChannelRelay
 from ask_mcp.workers.sessions import LegacySessions
 
@@ -145,7 +145,7 @@ def _identity(template: Server | None) -> dict[str, Any]:
 logger = logging.getLogger("ask_mcp.runtime")
 
 
-class MeteredObserver(ObserverChain):
+class MeteredObserver(ForwardingObserver):
     """The configured observer, with every ask that ends counted in the metrics."""
 
     def ended(self, question: Question, status: str, answer: Mapping[str, Any] | None) -> None:

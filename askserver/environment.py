@@ -65,7 +65,7 @@ PROJECT: Final[tuple[Variable, ...]] = (
         "list",
         [],
         "comma-separated old keys that still open requestState "
-        "([rotating the key](#rotating-the-secret-key))",
+        "([rotating the key](../deploy/security.md#rotating-the-secret-key))",
         secret=True,
     ),
     _v(
@@ -81,7 +81,7 @@ PROJECT: Final[tuple[Variable, ...]] = (
         "comma-separated origins (`https://ask.example.com`) besides the request's own that may "
         "POST to the inbox and the admin and open the inbox's socket (Django's "
         "CSRF_TRUSTED_ORIGINS); needed only when the proxy changes `Host` "
-        "([Running several workers](#running-several-workers))",
+        "([Running several workers](../deploy/workers.md))",
     ),
     _v(
         "TRUST_FORWARDED_PROTO",
@@ -141,7 +141,7 @@ PROJECT: Final[tuple[Variable, ...]] = (
         "url",
         None,
         "`smtp://host:port`, `smtp+tls://user:pass@host:port` or `smtps://…`: turns mail on "
-        "([Reaching people](#reaching-people))",
+        "([Reaching people](../answering/reach.md))",
         secret=True,
         default_text="none (no mail)",
     ),
@@ -157,7 +157,7 @@ PROJECT: Final[tuple[Variable, ...]] = (
         "integer",
         10,
         "wrong passwords for one username from one address before that pair is locked out "
-        "([Security](#security))",
+        "([Security](../deploy/security.md))",
     ),
     _v("LOGIN_COOLOFF_MINUTES", "number", 15, "how long a locked-out pair waits"),
 )

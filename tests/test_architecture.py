@@ -1,4 +1,9 @@
-"""The package's shape, held: no import cycle (imports inside functions counted), small modules, short functions."""
+"""The package's shape, held: no import cycle (imports inside functions counted), and long code says why.
+
+Modules are cut by concept, never by count: a module past about 600 lines is allowed, but its
+docstring says why it is one idea (a paragraph starting "Long:"), as a function past 60 lines
+does in a "# long:" comment. Complexity itself is capped by ruff (C901, PLR0912, PLR0915).
+"""
 
 from __future__ import annotations
 
@@ -10,8 +15,10 @@ import grimp
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "ask_mcp"
-MAX_MODULE_LINES = 620
-"""The issue's "about 600 lines", with a margin for a docstring."""
+MODULE_BUDGET = 600
+"""Lines past which a module's docstring must say why it stays one module."""
+MODULE_REASON = "Long:"
+"""How a long module's docstring starts the paragraph that says why."""
 MAX_FUNCTION_LINES = 60
 LONG_REASON = "# long:"
 """A function past MAX_FUNCTION_LINES says why in a comment starting so, within its first lines."""
@@ -36,14 +43,18 @@ def test_the_package_has_no_import_cycle_counting_imports_inside_functions() -> 
         pytest.fail(f"import cycle: {' -> '.join(exc.args[1])}")
 
 
-def test_no_module_is_over_about_600_lines() -> None:
-    long = {
-        str(path.relative_to(PACKAGE)): lines
-        for path in PACKAGE.rglob("*.py")
-        if "migrations" not in path.parts
-        and (lines := len(path.read_text().splitlines())) > MAX_MODULE_LINES
-    }
-    assert long == {}
+def test_a_module_over_about_600_lines_says_why_in_its_docstring() -> None:
+    unexplained = []
+    for path in PACKAGE.rglob("*.py"):
+        if "migrations" in path.parts:
+            continue
+        source = path.read_text()
+        if len(source.splitlines()) <= MODULE_BUDGET:
+            continue
+        docstring = ast.get_docstring(ast.parse(source)) or ""
+        if not any(line.startswith(MODULE_REASON) for line in docstring.splitlines()):
+            unexplained.append(str(path.relative_to(PACKAGE)))
+    assert unexplained == []
 
 
 def test_a_function_over_60_lines_says_why() -> None:

@@ -1,4 +1,4 @@
-"""The ASK_MCP setting: defaults documented in the README, checks with ids, the server built from it."""
+"""The ASK_MCP setting: defaults documented in docs/reference/settings.md, checks with ids, the server built from it."""
 
 from __future__ import annotations
 
@@ -20,15 +20,26 @@ from ask_mcp.checks import KIND_CHECKS
 from askserver import environment
 
 ROOT = Path(__file__).resolve().parents[1]
-README = ROOT / "README.md"
+SETTINGS_PAGE = ROOT / "docs" / "reference" / "settings.md"
+"""The settings table, once the README's, between its marker comments."""
 CHECKS_DOC = ROOT / "docs" / "reference" / "checks.md"
+
+
+def settings_table() -> str:
+    """The text between the page's settings-table markers, each on its own line, once."""
+    text = SETTINGS_PAGE.read_text()
+    tables = re.findall(
+        r"^<!-- settings-table:start -->$(.*?)^<!-- settings-table:end -->$", text, re.M | re.S
+    )
+    assert len(tables) == 1 and text.count("<!-- settings-table:") == 2, "one start, then one end"
+    return str(tables[0])
 
 
 def test_the_readme_settings_table_lists_every_variable_once_with_its_default() -> None:
     # The table is rendered from the declarations (the project's rows in askserver.environment,
-    # one row per ASK_MCP key from ask_mcp.conf): the file holds it as rendered.
+    # one row per ASK_MCP key from ask_mcp.conf): the page holds it as rendered, nothing else.
     assert len(environment.BY_NAME) == len(environment.VARIABLES)
-    assert environment.settings_table() in README.read_text()
+    assert settings_table().strip() == environment.settings_table().strip()
 
 
 def test_every_ask_mcp_key_has_its_variable() -> None:

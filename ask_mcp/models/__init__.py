@@ -496,7 +496,7 @@ class WebhookDelivery(models.Model):
 
 
 class Task(models.Model):
-    """A task of the MCP Tasks extension (ask_mcp.server.tasks); `state` holds the rest of it."""
+    """A task of the MCP Tasks extension (ask_mcp.server.eras.tasks); `state` holds the rest of it."""
 
     id = models.CharField(primary_key=True, max_length=64, editable=False)
     principal = models.CharField(max_length=200, blank=True, db_index=True)

@@ -66,7 +66,7 @@ TABLE_WAITING: Final = Gauge(
 )
 TABLE_CAPACITY: Final = Gauge(
     "askserver_elicitation_capacity",
-    "Places in the elicitation table (ELICITATION_CAPACITY, summed over the live workers).",
+    "Slots in the elicitation table (ELICITATION_CAPACITY, summed over the live workers).",
     registry=REGISTRY,
     multiprocess_mode="livesum",
 )

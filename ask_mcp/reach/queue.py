@@ -29,8 +29,7 @@ from django.utils import timezone
 from ask_mcp import conf
 from ask_mcp.models import Ask, Delivery
 from ask_mcp.ops import metrics
-from ask_mcp.reach import mail
-from ask_mcp.team import notify, targets
+from ask_mcp.reach import mail, targets, webhooks
 
 logger = logging.getLogger("ask_mcp.reach.queue")
 
@@ -91,14 +90,14 @@ def send(delivery: Delivery) -> Outcome:
         if hook is None or not hook.active:
             return Outcome(State.SKIPPED, "the webhook was deleted or turned off")
         target = targets.vet(hook.url, allow_private=conf.values().allow_private_webhooks)
-        body = notify.body_of(
-            notify.announcement(_ask_fields(ask), _page(base, ask), delivery.purpose)
+        body = webhooks.body_of(
+            webhooks.announcement(_ask_fields(ask), _page(base, ask), delivery.purpose)
         )
-        status = notify.post(target, body, secret=hook.secret, delivery_id=delivery.pk)
+        status = webhooks.post(target, body, secret=hook.secret, delivery_id=delivery.pk)
         return Outcome(State.SENT, status=status)
     except targets.TargetRefused as exc:
         return Outcome(State.FAILED, f"refused: {exc}")  # retrying would be refused again
-    except notify.PostFailed as exc:
+    except webhooks.PostFailed as exc:
         return Outcome(State.RETRYING, str(exc), exc.status)
     except (smtplib.SMTPException, OSError, ValueError) as exc:
         return Outcome(State.RETRYING, f"{type(exc).__name__}: {exc}")

@@ -31,7 +31,7 @@ from ask_mcp.protocol.forms import REASON_KEY
 from ask_mcp.records import sql
 from ask_mcp.records.decisions import STATUS_FOR_ACTION
 from ask_mcp.server.errors import ElicitationTimedOut, QuestionNoLongerWaiting
-from ask_mcp.server.state import InvalidState
+from ask_mcp.server.request_state import InvalidState
 
 FROM_RECORD: Final = "the person at the client (finished from the record)"
 """The history's label for a decision a call brought back after its worker was gone."""

@@ -119,7 +119,7 @@ class AskRecorder:
     async def asked(self, question: Question) -> None:
         if question.route == Ask.Route.CLIENT:
             # The hot path: queued, never awaited. The sealed requestState and the retry's own
-            # arguments are what make this ask durable (ask_mcp.server.recovery).
+            # arguments are what make this ask durable (ask_mcp.server.asking.recovery).
             self._submit(_Insert(self._row(question)))
             return
         # The inbox is about to show it: the row must exist first, or be the one it attaches to.

@@ -1,6 +1,6 @@
 """The tasks' durable store: one Task row per task, read and written on a thread of its own; knows no wire or engine.
 
-:class:`TaskRows` implements :class:`~ask_mcp.server.tasks.TaskStore` on the ``Task`` model. A
+:class:`TaskRows` implements :class:`~ask_mcp.server.eras.tasks.TaskStore` on the ``Task`` model. A
 create returns after its transaction committed, so a ``tasks/get`` on any worker finds the
 task (the extension's durable-create rule); a save is conditional on the row not being
 terminal yet, so a terminal status never changes again, whoever writes second. A load reads,
@@ -24,7 +24,7 @@ from django.db.models import Exists, OuterRef
 
 from ask_mcp.models import Ask, Task
 from ask_mcp.records.sql import TRANSIENT
-from ask_mcp.server.tasks import TERMINAL, TaskRecord
+from ask_mcp.server.eras.tasks import TERMINAL, TaskRecord
 
 COLUMNS: Final = frozenset({"id", "principal", "tool", "status", "ask_id"})
 """TaskRecord fields that are columns of their own (the rest lives in `state`)."""

@@ -1,13 +1,35 @@
-"""The MCP engine: server, toolkits, Context, elicitation table and the ports its neighbours implement; no Django.
+"""The MCP engine: the server, what it offers, how a call waits for a person, and the eras; no Django.
 
-Layered inside, bottom up: errors, ids, state, question, ports, context, parked, elicitation,
-toolkit (tools, prompts, resources), registry, catalog, results, era, modern and legacy, core.
+Three rooms above a shared ground, each importing only downwards (an import-linter contract):
+
+- :mod:`.core`: :class:`Server`, the dispatch boundary;
+- :mod:`.eras`: the eras that answer requests (modern, legacy, and the Tasks extension);
+- :mod:`.asking`: how a call waits for a person (the elicitation table, parked calls, slots,
+  settlement from outside the call, recovery, forwarding observers);
+- :mod:`.catalog`: what the server offers (toolkits with their tools, prompts and resources,
+  the registry of named toolkits, results);
+- the ground: :mod:`.context`, :mod:`.ports`, :mod:`.question`, :mod:`.request_state`,
+  :mod:`.errors`, :mod:`.ids`.
+
 It does not know Django, Channels, settings or any transport.
 """
 
 from __future__ import annotations
 
 from ask_mcp.protocol.forms import ElicitResult
+from ask_mcp.server.catalog.prompts import Prompt, PromptArgument, PromptResult
+from ask_mcp.server.catalog.resources import Resource, ResourceContents, ResourceTemplate
+from ask_mcp.server.catalog.toolkit import (
+    Completion,
+    Tool,
+    Toolkit,
+    ToolResult,
+    completion,
+    prompt,
+    resource,
+    resource_template,
+    tool,
+)
 from ask_mcp.server.context import AnswerUrl, Caller, Context, OnElicit
 from ask_mcp.server.core import Server
 from ask_mcp.server.errors import (
@@ -28,20 +50,7 @@ from ask_mcp.server.ports import (
     ResponseRouter,
     Stream,
 )
-from ask_mcp.server.prompts import Prompt, PromptArgument, PromptResult
 from ask_mcp.server.question import Question
-from ask_mcp.server.resources import Resource, ResourceContents, ResourceTemplate
-from ask_mcp.server.toolkit import (
-    Completion,
-    Tool,
-    Toolkit,
-    ToolResult,
-    completion,
-    prompt,
-    resource,
-    resource_template,
-    tool,
-)
 
 __all__ = [
     "AnswerUrl",

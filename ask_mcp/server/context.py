@@ -3,7 +3,7 @@
 A Context lives as long as the call, across every round of a multi round-trip request; the
 stream it reports on is the current round's. Its constructor is the one factory: it reads a
 :class:`Caller` (what one request's envelope or one session says about who calls), which the
-eras build in :meth:`ask_mcp.server.era.Era.context` and the LLM bridge states once. Asking goes
+eras build in :meth:`ask_mcp.server.eras.base.Era.context` and the LLM bridge states once. Asking goes
 through an :class:`Asker` (the elicitation table); this module does not know how a question
 travels, nor the eras' methods. The hooks handed a Context (``OnElicit``, ``AnswerUrl``) are
 declared here.
@@ -34,7 +34,7 @@ class Asker(Protocol):
 
     @property
     def waiting(self) -> int:
-        """Questions currently occupying a place in the table."""
+        """Questions currently occupying a slot in the table."""
 
     async def elicit(
         self,

@@ -1,8 +1,8 @@
 """Server, the engine: dispatch to either era and the one boundary where exceptions become wire errors; no transport.
 
 Transports hand it parsed requests (:meth:`Server.handle_modern`, :meth:`Server.handle_legacy`)
-and write back what it returns; the eras (:mod:`~ask_mcp.server.modern`,
-:mod:`~ask_mcp.server.legacy`) hold the methods. It knows nothing of HTTP beyond the header
+and write back what it returns; the eras (:mod:`~ask_mcp.server.eras.modern`,
+:mod:`~ask_mcp.server.eras.legacy`) hold the methods. It knows nothing of HTTP beyond the header
 values it is handed, nothing of Django, and no transport. A method exists only when the server
 advertises its capability (no prompts registered: no prompts/list). Pure asyncio.
 """
@@ -23,12 +23,12 @@ from ask_mcp.protocol.jsonrpc import (
     json_type,
     result_message,
 )
+from ask_mcp.server.asking.table import ElicitationTable
 from ask_mcp.server.catalog import Catalog
+from ask_mcp.server.catalog.registry import ToolkitConfigError, build_toolkit
 from ask_mcp.server.context import AnswerUrl, OnElicit
-from ask_mcp.server.elicitation import ElicitationTable
-from ask_mcp.server.era import Admitted, Era
-from ask_mcp.server.errors import MissingClientCapability
-from ask_mcp.server.legacy import (
+from ask_mcp.server.eras.base import Admitted, Era
+from ask_mcp.server.eras.legacy import (
     LegacyEra,
     LegacyInbound,
     LegacySession,
@@ -36,10 +36,10 @@ from ask_mcp.server.legacy import (
     legacy_capabilities,
     read_initialize,
 )
-from ask_mcp.server.modern import ModernEra
+from ask_mcp.server.eras.modern import ModernEra
+from ask_mcp.server.errors import MissingClientCapability
 from ask_mcp.server.ports import NULL_STREAM, QuestionObserver, Relay, ResponseRouter, Stream
-from ask_mcp.server.registry import ToolkitConfigError, build_toolkit
-from ask_mcp.server.state import StateSealer
+from ask_mcp.server.request_state import StateSealer
 
 logger = logging.getLogger("ask_mcp.server")
 

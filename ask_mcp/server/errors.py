@@ -2,7 +2,7 @@
 
 They are translated into JSON-RPC errors in one place, the dispatch boundary
 (:meth:`ask_mcp.server.core.Server._answer`), and into results by each method's finish
-(:mod:`ask_mcp.server.results` for tools). Pure: no Django.
+(:mod:`ask_mcp.server.catalog.results` for tools). Pure: no Django.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from typing import Any, Final, Protocol, runtime_checkable
 
 from ask_mcp.protocol.forms import ElicitResult
 from ask_mcp.server.question import Question
-from ask_mcp.server.state import StateClaims
+from ask_mcp.server.request_state import StateClaims
 
 
 class Notifier(Protocol):
@@ -88,7 +88,7 @@ class AskRecords(Protocol):
 
     Each method decides or attaches exactly once across workers and restarts (the record's row
     is the one place an ask is decided) and raises what the call should read:
-    :class:`~ask_mcp.server.state.InvalidState` ``"used"`` when a call already collected the
+    :class:`~ask_mcp.server.request_state.InvalidState` ``"used"`` when a call already collected the
     decision, :class:`~ask_mcp.server.errors.ElicitationTimedOut` when the ask expired
     unanswered, :class:`~ask_mcp.server.errors.QuestionNoLongerWaiting` when it was withdrawn.
     """
@@ -115,7 +115,7 @@ class Relay(Protocol):
     def attach(self, table: Any) -> None:
         """Be handed the elicitation table whose parked calls forwarded rounds resume.
 
-        `table` is the :class:`~ask_mcp.server.elicitation.ElicitationTable`; it is typed Any
+        `table` is the :class:`~ask_mcp.server.asking.table.ElicitationTable`; it is typed Any
         because naming it here would make the ports depend on the table that depends on them.
         """
 

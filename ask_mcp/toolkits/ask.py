@@ -14,9 +14,9 @@ from typing import Any, Final
 
 from ask_mcp.protocol.forms import ElicitResult
 from ask_mcp.protocol.jsonrpc import json_type
+from ask_mcp.server.catalog.toolkit import Toolkit, ToolResult, tool
 from ask_mcp.server.context import Context
 from ask_mcp.server.errors import with_reason
-from ask_mcp.server.toolkit import Toolkit, ToolResult, tool
 
 DECLINED_TEXT: Final = "The user declined to answer."
 """The result when the person declines."""
@@ -204,7 +204,8 @@ def build_schema(questions: Any) -> dict[str, Any]:
     return schema
 
 
-def _field(index: int, question: Any) -> tuple[str, dict[str, Any], bool]:
+# Complex: one branch per rule of a question's shape, each raising the error that names its field; read top down as the rules are documented.
+def _field(index: int, question: Any) -> tuple[str, dict[str, Any], bool]:  # noqa: C901, PLR0912
     where = f"questions[{index}]"
     if not isinstance(question, dict):
         raise ArgumentProblem(f"{where} must be an object, got {json_type(question)}.")

@@ -17,11 +17,9 @@ from typing import Any, Final
 
 from ask_mcp.protocol import mcp
 from ask_mcp.protocol.forms import read_elicit_result
-from ask_mcp.server.context import Context
-from ask_mcp.server.errors import ToolError
-from ask_mcp.server.prompts import PromptArgument, PromptResult
-from ask_mcp.server.resources import ResourceContents
-from ask_mcp.server.toolkit import (
+from ask_mcp.server.catalog.prompts import PromptArgument, PromptResult
+from ask_mcp.server.catalog.resources import ResourceContents
+from ask_mcp.server.catalog.toolkit import (
     Toolkit,
     ToolResult,
     completion,
@@ -30,6 +28,8 @@ from ask_mcp.server.toolkit import (
     resource_template,
     tool,
 )
+from ask_mcp.server.context import Context
+from ask_mcp.server.errors import ToolError
 from ask_mcp.toolkits.conformance_tasks import TaskFixtures
 
 PNG: Final = base64.b64decode(

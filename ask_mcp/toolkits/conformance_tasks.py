@@ -2,7 +2,7 @@
 
 Names, arguments and texts are the ones the scenarios check (``greet`` must answer exactly
 "Hello, {name}!"). Whether a call becomes a task is the engine's decision
-(:mod:`ask_mcp.server.tasks`); these handlers only say ``task="optional"`` or ``"required"``.
+(:mod:`ask_mcp.server.eras.tasks`); these handlers only say ``task="optional"`` or ``"required"``.
 Pure: no Django.
 """
 
@@ -14,9 +14,9 @@ from typing import Any, Final
 
 from ask_mcp.protocol import mcp
 from ask_mcp.protocol.jsonrpc import INTERNAL_ERROR, JsonRpcError
+from ask_mcp.server.catalog.toolkit import tool
 from ask_mcp.server.context import Context
 from ask_mcp.server.errors import ToolError
-from ask_mcp.server.toolkit import tool
 
 LONGEST_COMPUTE: Final = 120.0
 """Seconds slow_compute may be asked to take at most (the suite asks 0, 1, 2 or 60)."""

@@ -22,9 +22,9 @@ import stat
 from typing import Any, Final
 
 from ask_mcp.protocol.jsonrpc import json_type
+from ask_mcp.server.catalog.toolkit import Toolkit, ToolResult, tool
 from ask_mcp.server.context import Context
 from ask_mcp.server.errors import ToolError
-from ask_mcp.server.toolkit import Toolkit, ToolResult, tool
 from ask_mcp.toolkits.fswalk import (
     CHANGED_KIND,
     DIRECTORY_FLAGS,

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 from ask_mcp.protocol import mcp
 from ask_mcp.protocol.jsonrpc import JsonRpcError, json_type
+from ask_mcp.server.catalog.results import tool_outcome
+from ask_mcp.server.catalog.toolkit import ToolResult
 from ask_mcp.server.context import Caller, Context
 from ask_mcp.server.errors import ElicitationUnavailable, MissingClientCapability
-from ask_mcp.server.results import tool_outcome
-from ask_mcp.server.toolkit import ToolResult
 
 if TYPE_CHECKING:
     from ask_mcp.server.core import Server

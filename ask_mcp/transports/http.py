@@ -31,7 +31,7 @@ from ask_mcp.protocol.jsonrpc import (
     result_message,
 )
 from ask_mcp.server.core import Server
-from ask_mcp.server.legacy import LegacySession
+from ask_mcp.server.eras.legacy import LegacySession
 from ask_mcp.team.auth import (
     CALLING_TOKEN,
     Caller,

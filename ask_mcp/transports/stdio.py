@@ -35,8 +35,8 @@ from ask_mcp.protocol.jsonrpc import (
     result_message,
 )
 from ask_mcp.server.core import Server
+from ask_mcp.server.eras.legacy import LegacySession
 from ask_mcp.server.errors import CLIENT_CANCELLED
-from ask_mcp.server.legacy import LegacySession
 
 logger = logging.getLogger("ask_mcp.transports.stdio")
 

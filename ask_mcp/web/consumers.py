@@ -27,7 +27,7 @@ from django.contrib.auth.models import AnonymousUser
 from ask_mcp.models import Ask
 from ask_mcp.records.decisions import asks_shown
 from ask_mcp.records.events import ASKED, ENDED, INBOX_GROUP
-from ask_mcp.web import fragments
+from ask_mcp.web import cards
 from ask_mcp.web.listing import INBOX_LIMIT, Filters, as_shown, inbox_asks
 
 if TYPE_CHECKING:
@@ -114,8 +114,8 @@ class InboxConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels i
         html = await asyncio.shield(shared)
         if html:
             self.shown.add(ask_hex)
-            request = fragments.socket_request(self.scope, self.user)
-            await self.send(text_data=fragments.with_csrf(html, request))
+            request = cards.socket_request(self.scope, self.user)
+            await self.send(text_data=cards.with_csrf(html, request))
 
     async def inbox_ended(self, event: dict[str, Any]) -> None:
         """An ask stopped waiting, or changed how it waits (no agent waits on it any more, one
@@ -159,19 +159,19 @@ class InboxConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels i
         return Ask.objects.visible_to(self.user).filter(pk=ask_id).exists()
 
     def _list_now(self) -> str:
-        request = fragments.socket_request(self.scope, self.user)
+        request = cards.socket_request(self.scope, self.user)
         if self.ask_id is not None:
             ask = as_shown(Ask.objects.all()).filter(pk=self.ask_id).first()
-            synced = fragments.render_sync(request, None)
+            synced = cards.render_sync(request, None)
             if ask is None or ask.is_pending:
                 return synced  # leave a form being filled alone
-            return synced + fragments.render_ended(request, ask, page=True)
+            return synced + cards.render_ended(request, ask, page=True)
         pending = inbox_asks(Ask.objects.inbox(self.user), self.filters)
         asks = list(as_shown(pending)[:INBOX_LIMIT])
         total = len(asks) if len(asks) < INBOX_LIMIT else pending.count()
         self.shown = {ask.id.hex for ask in asks}
         asks_shown(asks, self.user)
-        return fragments.render_sync(request, asks, total=total)
+        return cards.render_sync(request, asks, total=total)
 
     def _asked(self, ask_hex: str) -> str:
         """The new ask's card with its CSRF slot, if this viewer may see it and their filters let
@@ -181,7 +181,7 @@ class InboxConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels i
         if ask is None:
             return ""
         asks_shown([ask], self.user)
-        return fragments.shared_card(fragments.socket_request(self.scope, self.user), ask)
+        return cards.shared_card(cards.socket_request(self.scope, self.user), ask)
 
     def _changed(self, ask_hex: str) -> tuple[bool, str]:
         """Whether the ask still waits, and what to send: its agent line, or (on its own page)
@@ -189,9 +189,9 @@ class InboxConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels i
         ask = Ask.objects.with_people().filter(pk=uuid.UUID(ask_hex)).first()
         if ask is None:
             return False, ""
-        request = fragments.socket_request(self.scope, self.user)
+        request = cards.socket_request(self.scope, self.user)
         if ask.is_pending:
-            return True, fragments.render_waiting(request, ask)
+            return True, cards.render_waiting(request, ask)
         return False, self._state() if self.ask_id is not None else ""
 
     def _inbox_change(self, ask_hex: str) -> tuple[bool, str]:
@@ -206,13 +206,13 @@ class InboxConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels i
         ask = as_shown(Ask.objects.all()).filter(pk=self.ask_id).first()
         if ask is None:
             return ""  # deleted in the admin meanwhile
-        request = fragments.socket_request(self.scope, self.user)
-        return fragments.render_ended(request, ask, page=True)
+        request = cards.socket_request(self.scope, self.user)
+        return cards.render_ended(request, ask, page=True)
 
     def _ended(self, ask_hex: str) -> str:
         ask = as_shown(Ask.objects.all()).filter(pk=uuid.UUID(ask_hex)).first()
         if ask is None:
-            return fragments.render_gone(ask_hex)  # deleted in the admin meanwhile
+            return cards.render_gone(ask_hex)  # deleted in the admin meanwhile
         if ask.is_pending:
             return ""
-        return fragments.render_ended(fragments.socket_request(self.scope, self.user), ask)
+        return cards.render_ended(cards.socket_request(self.scope, self.user), ask)

@@ -25,10 +25,10 @@ from ask_mcp import runtime
 from ask_mcp.models import Ask, AskEvent, Delivery
 from ask_mcp.protocol.forms import ACTIONS
 from ask_mcp.records.decisions import ask_answer, ask_shown, asks_shown
-from ask_mcp.web import fragments
+from ask_mcp.web import cards
+from ask_mcp.web.cards import ASKS, AskItem, item
 from ask_mcp.web.consumers import LIVE_ASK_PATH, LIVE_INBOX_PATH
 from ask_mcp.web.formfields import read_reply
-from ask_mcp.web.fragments import ASKS, AskItem, item
 from ask_mcp.web.listing import CLOSED, HISTORY_PAGE, INBOX_LIMIT, Filters, as_shown, inbox_asks
 from ask_mcp.workers.relay import ChannelLayerUnavailable
 
@@ -110,7 +110,7 @@ async def poll(request: HtmxHttpRequest) -> HttpResponse:
             status=Ask.Status.PENDING
         )
     ]
-    html = await database_sync_to_async(fragments.render_sync)(
+    html = await database_sync_to_async(cards.render_sync)(
         request, asks, ended=ended, total=total, live=False
     )
     return HttpResponse(html)

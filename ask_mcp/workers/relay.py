@@ -26,14 +26,14 @@ from ask_mcp.protocol.jsonrpc import (
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     JsonRpcError,
 )
-from ask_mcp.server.elicitation import ElicitationTable
+from ask_mcp.server.asking.table import ElicitationTable
 from ask_mcp.server.errors import (
     ElicitationTimedOut,
     MissingClientCapability,
     QuestionNoLongerWaiting,
 )
 from ask_mcp.server.ports import Stream
-from ask_mcp.server.state import InvalidState, StateClaims, claims_from_dict
+from ask_mcp.server.request_state import InvalidState, StateClaims, claims_from_dict
 from ask_mcp.workers.loops import alive_here, start_in_loop
 
 logger = logging.getLogger("ask_mcp.workers.relay")

@@ -21,8 +21,8 @@ from typing import Any, Final
 
 from ask_mcp.models import LegacySessionRecord, storable
 from ask_mcp.protocol.jsonrpc import RequestId, Response, notification_message
+from ask_mcp.server.eras.legacy import LegacySession
 from ask_mcp.server.errors import CLIENT_CANCELLED
-from ask_mcp.server.legacy import LegacySession
 from ask_mcp.workers.loops import alive_here, start_in_loop
 from ask_mcp.workers.relay import ChannelRelay
 

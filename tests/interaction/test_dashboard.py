@@ -3,7 +3,7 @@
 A live daphne server with tokens required. Today's asks go through /mcp with two tokens, so
 the per-token rates show that each ask kept the token it came with; the previous days' history
 is written into the database directly (a chart of one day says little), as the recorder would
-have left it. The screenshot is docs/dashboard.png's source (test-output/dashboard.png).
+have left it. The screenshot is docs/answering/dashboard.png's source (test-output/dashboard.png).
 """
 
 from __future__ import annotations

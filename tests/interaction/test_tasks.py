@@ -21,7 +21,7 @@ import pytest
 from playwright.async_api import expect
 
 from ask_mcp.server.errors import TIMED_OUT_TEXT
-from ask_mcp.web.fragments import TASK_POLLING
+from ask_mcp.web.cards import TASK_POLLING
 from tests.support.browser import WEB_CONFIG, OpenAs, Person, card, live_inbox, quickstart_admin
 from tests.support.inbox_http import page_text, signed_in_http
 from tests.support.live import LiveServer, LiveServers

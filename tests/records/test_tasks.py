@@ -9,7 +9,7 @@ from django.core.checks import run_checks
 from django.test import override_settings
 
 from ask_mcp.records.tasks import TaskRows
-from ask_mcp.server.tasks import TaskRecord
+from ask_mcp.server.eras.tasks import TaskRecord
 
 
 @pytest.mark.parametrize(

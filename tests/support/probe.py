@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ask_mcp.server import Context, Question, QuestionObserver, Toolkit, ToolResult, tool
-from ask_mcp.server.chain import ObserverChain
+from ask_mcp.server.asking.observers import ForwardingObserver
 
 KEY_SCHEMA = {"type": "object", "properties": {"key": {"type": "string"}}, "required": ["key"]}
 ANSWER = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
@@ -39,7 +39,7 @@ EVENTS = Events()
 STARTS: Counter[str] = Counter()
 
 
-class ProbeObserver(ObserverChain):
+class ProbeObserver(ForwardingObserver):
     """Records every question's start and end; "ended" events fire per tool.
 
     With an `inner` observer (the real recorder), it passes every call on first.

@@ -211,7 +211,7 @@ async def test_revoking_in_the_admin_takes_effect_at_once_in_this_process() -> N
     from django.contrib.admin.sites import site
     from django.test import RequestFactory
 
-    from ask_mcp.admin import ApiTokenAdmin
+    from ask_mcp.admin.tokens import ApiTokenAdmin
     from ask_mcp.team.auth import TOKENS, issue_token
 
     user = await User.objects.acreate(username="dave")

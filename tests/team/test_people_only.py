@@ -22,10 +22,10 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from playwright.async_api import Page, expect
 
+from ask_mcp.server.eras.modern import PEOPLE_ONLY_REFUSAL, PEOPLE_ONLY_STATE
+from ask_mcp.server.eras.tasks import PEOPLE_WAIT
 from ask_mcp.server.errors import PEOPLE_ONLY_TEXT
-from ask_mcp.server.modern import PEOPLE_ONLY_REFUSAL, PEOPLE_ONLY_STATE
-from ask_mcp.server.tasks import PEOPLE_WAIT
-from ask_mcp.web.fragments import PEOPLE_ONLY_ROUTE
+from ask_mcp.web.naming import PEOPLE_ONLY_ROUTE
 from tests.interaction.test_mrtr import Person as ClientPerson
 from tests.interaction.test_mrtr import accept, text_of
 from tests.support.browser import (

@@ -15,7 +15,7 @@ from channels.layers import InMemoryChannelLayer
 from ask_mcp import Ask, MCPServer
 from ask_mcp.protocol.jsonrpc import Request
 from ask_mcp.server import Context, Toolkit, ToolResult, tool
-from ask_mcp.server.state import derive_key
+from ask_mcp.server.request_state import derive_key
 from ask_mcp.workers.relay import ChannelRelay
 from tests.support.wire import META, assert_valid
 

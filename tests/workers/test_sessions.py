@@ -13,7 +13,7 @@ import pytest
 from channels.layers import InMemoryChannelLayer
 
 from ask_mcp import Ask, MCPServer
-from ask_mcp.server.state import derive_key
+from ask_mcp.server.request_state import derive_key
 from ask_mcp.transports.http import McpEndpoint
 from ask_mcp.workers.relay import ChannelRelay
 from ask_mcp.workers.sessions import LegacySessions

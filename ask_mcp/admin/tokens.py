@@ -1,0 +1,103 @@
+"""The tokens' and sessions' admin: bearer tokens shown once when created, revoked at once; initialize-era sessions."""
+
+from __future__ import annotations
+
+import secrets
+from typing import TYPE_CHECKING, Any, Final
+
+from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from django.utils import timezone
+from django.utils.cache import patch_cache_control
+
+from ask_mcp.models import (
+    ApiToken,
+    LegacySessionRecord,
+)
+from ask_mcp.team.auth import TOKEN_PREFIX, TOKENS, digest
+
+NEW_TOKEN_ATTRIBUTE: Final = "_ask_mcp_new_token"
+"""Where save_model leaves a new token, on the request, for response_add to show once."""
+
+if TYPE_CHECKING:  # ModelAdmin is generic only to the type checker
+    TokenAdminBase = admin.ModelAdmin[ApiToken]
+    SessionAdminBase = admin.ModelAdmin[LegacySessionRecord]
+else:
+    TokenAdminBase = SessionAdminBase = admin.ModelAdmin
+
+
+TOKEN_TIMES: Final = ("created_at", "last_used_at", "revoked_at")
+"""A token's dates, in its list and on its page (the first two are written by the server)."""
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(TokenAdminBase):
+    list_display = ("prefix", "name", "user", "team", "people_only", *TOKEN_TIMES)
+    list_filter = ("revoked_at", "people_only", "team")
+    search_fields = ("name", "prefix", "user__username")
+    readonly_fields = ("prefix", "created_at", "last_used_at")
+    fields = ("user", "name", "team", "people_only", "prefix", *TOKEN_TIMES)
+    actions = ("revoke",)
+
+    def save_model(self, request: HttpRequest, obj: ApiToken, form: Any, change: bool) -> None:
+        if not change:
+            token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+            obj.digest = digest(token)
+            obj.prefix = token[: len(TOKEN_PREFIX) + 4]
+            # Shown by response_add on the answer to this POST; never in a message, whose
+            # cookie is signed but readable (and kept by the browser).
+            setattr(request, NEW_TOKEN_ATTRIBUTE, token)
+        super().save_model(request, obj, form, change)
+        TOKENS.forget(obj.digest)  # a revocation or a new team counts at once in this process
+
+    def response_add(
+        self, request: HttpRequest, obj: ApiToken, post_url_continue: str | None = None
+    ) -> HttpResponse:
+        """The new token, shown once on this POST's own answer (not cached, not in a cookie)."""
+        token = getattr(request, NEW_TOKEN_ATTRIBUTE, None)
+        if token is None:
+            return super().response_add(request, obj, post_url_continue)
+        context = {**self.admin_site.each_context(request), "opts": self.opts, "original": obj}
+        response = TemplateResponse(
+            request, "admin/ask_mcp/apitoken/created.html", {**context, "token": token}
+        )
+        patch_cache_control(response, no_store=True, private=True)
+        return response
+
+    def delete_model(self, request: HttpRequest, obj: ApiToken) -> None:
+        super().delete_model(request, obj)
+        TOKENS.forget(obj.digest)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[ApiToken]) -> None:
+        digests = list(queryset.values_list("digest", flat=True))
+        super().delete_queryset(request, queryset)
+        for each in digests:
+            TOKENS.forget(each)
+
+    @admin.action(description="Revoke the selected tokens")
+    def revoke(self, request: HttpRequest, queryset: QuerySet[ApiToken]) -> None:
+        active = queryset.filter(revoked_at__isnull=True)
+        digests = list(active.values_list("digest", flat=True))
+        count = active.update(revoked_at=timezone.now())
+        for each in digests:
+            TOKENS.forget(each)  # other workers notice within auth.CACHE_SECONDS
+        self.message_user(request, f"Revoked {count} token(s).")
+
+
+@admin.register(LegacySessionRecord)
+class LegacySessionAdmin(SessionAdminBase):
+    list_display = (
+        "__str__",
+        "protocol_version",
+        "principal",
+        "created_at",
+        "last_seen_at",
+        "ended_at",
+    )
+    list_filter = ("protocol_version", "ended_at")
+    readonly_fields = [field.name for field in LegacySessionRecord._meta.fields]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False

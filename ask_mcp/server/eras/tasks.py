@@ -1,0 +1,613 @@
+"""The Tasks extension (io.modelcontextprotocol/tasks): tools/call answered by a task, tasks/get, update and cancel; knows no database.
+
+A request that declares the extension gets, from a tool that runs as a task, a
+``CreateTaskResult`` once the task is stored (:class:`TaskStore`; the Django one is
+:mod:`ask_mcp.records.tasks`). Two kinds of task:
+
+- a *record task*, for a tool whose result is a pure function of its arguments and the
+  person's reply (:class:`~ask_mcp.server.catalog.toolkit.FromRecord`, as ``user_ask``'s is): its ask
+  is written to the record before the handle leaves, and the task is nothing but its row and
+  its ask's row. No handler runs and nothing is parked: ``tasks/get`` on any worker, after any
+  restart, reads the rows; a person answering in the inbox decides the ask, and the next read
+  completes the task with the tool's result for that reply; ``tasks/update`` decides it with
+  the client's answer (checked against the form, re-asked under a new key when it does not fit).
+- a *handler task*, for a toolkit tool that opts in (``task=`` on :func:`tool`): its handler
+  runs here, in this worker, and every change is mirrored to the row; its input requests are
+  answered only by ``tasks/update`` reaching this worker.
+
+Task ids are random (192 bits) and bound to the creating principal: another principal's id
+reads as unknown. It does not know the envelope ladder (:mod:`~ask_mcp.server.eras.modern` gates
+each method on the request's own declaration) nor any transport. Pure asyncio.
+
+Long: the extension is one protocol surface (create, get, update, cancel, and the status
+machine they share); its two kinds of task answer the same four methods, and splitting them
+would put one status machine in two files.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import secrets
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Final, Protocol
+
+from ask_mcp.protocol import mcp
+from ask_mcp.protocol.forms import ElicitResult, check_form_schema, form_errors, read_elicit_result
+from ask_mcp.protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, JsonRpcError
+from ask_mcp.server.asking.table import MAX_REASKS, ElicitationTable
+from ask_mcp.server.catalog.results import finish_tool_call
+from ask_mcp.server.catalog.toolkit import Tool
+from ask_mcp.server.context import Context
+from ask_mcp.server.errors import (
+    PEOPLE_ONLY_TEXT,
+    ElicitationTimedOut,
+    MissingClientCapability,
+    NoValidAnswer,
+    QuestionNoLongerWaiting,
+    ToolError,
+)
+from ask_mcp.server.ids import new_ask_id
+from ask_mcp.server.question import Question
+from ask_mcp.server.request_state import InvalidState
+
+EXTENSION: Final = "io.modelcontextprotocol/tasks"
+"""The extension's identifier, under `capabilities.extensions` on both sides."""
+REQUIRED: Final[Mapping[str, Any]] = {"extensions": {EXTENSION: {}}}
+"""The `requiredCapabilities` of every -32021 this module causes."""
+RESULT_TASK: Final = "task"
+"""The resultType of a CreateTaskResult, and of nothing else."""
+
+WORKING: Final = "working"
+"""Being processed (or, without form elicitation, waiting on a person in the inbox)."""
+INPUT_REQUIRED: Final = "input_required"
+"""Blocked on the client's answers to `inputRequests`."""
+COMPLETED: Final = "completed"
+"""Ended with a result (an `isError` tool result included)."""
+FAILED: Final = "failed"
+"""Ended with a JSON-RPC error."""
+CANCELLED: Final = "cancelled"
+"""Ended by tasks/cancel."""
+TERMINAL: Final = frozenset({COMPLETED, FAILED, CANCELLED})
+"""Statuses that never change again."""
+
+POLL_INTERVAL_MS: Final = 2_000
+"""Suggested poll interval: a person answers in seconds at best, so 2 s wastes little."""
+INBOX_WAIT: Final = "Waiting for a person to answer in the askserver inbox."
+"""The statusMessage of a record task whose client cannot show the form."""
+PEOPLE_WAIT: Final = (
+    "Waiting for a person to answer in the askserver inbox: this token's asks go to people "
+    "only, so the client is not offered the form."
+)
+"""The statusMessage of a people-only caller's record task, whatever its client shows."""
+
+
+def declares_tasks(capabilities: Mapping[str, Any]) -> bool:
+    """Whether a request's client capabilities declare the extension (decided per request)."""
+    extensions = capabilities.get("extensions")
+    if not extensions:  # most requests: no isinstance against the Mapping ABC (a slow check)
+        return False
+    return isinstance(extensions, Mapping) and isinstance(extensions.get(EXTENSION), Mapping)
+
+
+def iso(seconds: float) -> str:
+    """A time as the ISO 8601 UTC text the task's fields carry."""
+    moment = dt.datetime.fromtimestamp(seconds, dt.UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass(slots=True)
+class TaskRecord:
+    """One task as its row holds it."""
+
+    id: str
+    principal: str
+    tool: str
+    arguments: dict[str, Any]
+    status: str
+    created_at: float
+    updated_at: float
+    ttl_ms: int
+    expires_at: float
+    """When the task may be purged: creation plus its TTL."""
+    poll_ms: int = POLL_INTERVAL_MS
+    status_message: str = ""
+    input_requests: dict[str, Any] = field(default_factory=dict)
+    result: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+    ask_id: str | None = None
+    """The ask of a record task (None: a handler task)."""
+    ask_expires_at: float = 0.0
+    attempt: int = 1
+    client_name: str = ""
+    team: str = ""
+    toolkit: str = ""
+    worker: str = ""
+    people_only: bool = False
+    """Made by a people-only caller: no input request is offered, tasks/update is refused."""
+    ask_waiting: bool = False
+    """Read with the row, never stored: its ask was pending, unexpired and held by no call then,
+    so tasks/get has nothing to collect and writes nothing (False: look at the ask's record)."""
+
+    def wire(self) -> dict[str, Any]:
+        """The Task fields every task message carries."""
+        task: dict[str, Any] = {
+            "taskId": self.id,
+            "status": self.status,
+            "createdAt": iso(self.created_at),
+            "lastUpdatedAt": iso(self.updated_at),
+            "ttlMs": self.ttl_ms,
+            "pollIntervalMs": self.poll_ms,
+        }
+        if self.status_message:
+            task["statusMessage"] = self.status_message
+        return task
+
+    def detailed(self) -> dict[str, Any]:
+        """What tasks/get answers: the fields and the payload of the status."""
+        task = {"resultType": mcp.RESULT_COMPLETE, **self.wire()}
+        if self.status == INPUT_REQUIRED:
+            task["inputRequests"] = dict(self.input_requests)
+        elif self.status == COMPLETED and self.result is not None:
+            task["result"] = self.result
+        elif self.status == FAILED and self.error is not None:
+            task["error"] = self.error
+        return task
+
+
+class TaskStore(Protocol):
+    """Where tasks are kept; every method is one atomic step on the task's row."""
+
+    async def create(self, task: TaskRecord) -> None:
+        """Store a new task; returns once a read from any worker finds it."""
+
+    async def load(self, task_id: str) -> TaskRecord | None:
+        """The task, or None when unknown or purged."""
+
+    async def save(self, task: TaskRecord) -> bool:
+        """Write the task's state unless its row is already terminal; whether it was written."""
+
+    async def open_count(self, principal: str) -> int:
+        """How many of `principal`'s tasks have not ended."""
+
+    async def purge(self, now: float) -> int:
+        """Delete the tasks whose time to live has passed; how many."""
+
+
+class MemoryTaskStore:
+    """Tasks in this process only: the store of a server built without a database."""
+
+    def __init__(self) -> None:
+        self._tasks: dict[str, TaskRecord] = {}
+
+    async def create(self, task: TaskRecord) -> None:
+        self._tasks[task.id] = replace(task)
+
+    async def load(self, task_id: str) -> TaskRecord | None:
+        held = self._tasks.get(task_id)
+        return replace(held, input_requests=dict(held.input_requests)) if held else None
+
+    async def save(self, task: TaskRecord) -> bool:
+        held = self._tasks.get(task.id)
+        if held is None or held.status in TERMINAL:
+            return False
+        self._tasks[task.id] = replace(task, input_requests=dict(task.input_requests))
+        return True
+
+    async def open_count(self, principal: str) -> int:
+        return sum(
+            1 for t in self._tasks.values() if t.principal == principal and t.status not in TERMINAL
+        )
+
+    async def purge(self, now: float) -> int:
+        gone = [key for key, task in self._tasks.items() if task.expires_at <= now]
+        for key in gone:
+            del self._tasks[key]
+        return len(gone)
+
+
+def unknown_task(task_id: Any) -> JsonRpcError:
+    """The -32602 for an unknown, purged or another principal's task (all read the same)."""
+    return JsonRpcError(INVALID_PARAMS, f"Failed to retrieve task: Task not found ({task_id!r})")
+
+
+def task_id_of(params: Mapping[str, Any]) -> str:
+    """params.taskId, which must be a string.
+
+    Raises:
+        JsonRpcError: -32602 naming what was sent.
+    """
+    task_id = params.get("taskId")
+    if not isinstance(task_id, str) or not task_id:
+        raise JsonRpcError(INVALID_PARAMS, "params.taskId must be the taskId string a task gave")
+    return task_id
+
+
+class _Running:
+    """A handler task's coroutine in this worker and the answers it awaits, by key."""
+
+    __slots__ = ("job", "task", "waiting")
+
+    def __init__(self, task: TaskRecord) -> None:
+        self.task = task
+        """The task's state as this worker holds it; the row mirrors it."""
+        self.job: asyncio.Task[None] | None = None
+        self.waiting: dict[str, asyncio.Future[Any]] = {}
+
+
+class _TaskChannel:
+    """The InputChannel of a handler task: a request becomes an entry of `inputRequests`."""
+
+    def __init__(self, engine: TaskEngine, task: TaskRecord, running: _Running) -> None:
+        self.engine, self.task, self.running = engine, task, running
+
+    async def request(self, key: str, request: dict[str, Any], deadline: float) -> Any:
+        task, running = self.task, self.running
+        answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        running.waiting[key] = answer
+        task.input_requests[key] = request
+        task.status = INPUT_REQUIRED
+        await self.engine.touch(task)
+        try:
+            async with asyncio.timeout(max(0.0, deadline - time.time())):
+                return await answer
+        except TimeoutError as exc:
+            raise ElicitationTimedOut from exc
+        finally:
+            running.waiting.pop(key, None)
+            task.input_requests.pop(key, None)
+            if not task.input_requests and task.status == INPUT_REQUIRED:
+                task.status = WORKING
+
+
+class TaskEngine:
+    """Creates tasks and answers tasks/get, tasks/update and tasks/cancel from their store."""
+
+    def __init__(self, table: ElicitationTable, tools: Mapping[str, Tool]) -> None:
+        self.table = table
+        self.tools = tools
+        """The catalog's tools by name (a record task's tool gives its form and result)."""
+        self.store: TaskStore = MemoryTaskStore()
+        """Where tasks are kept; the Django runtime puts its database store here."""
+        self.ttl: float = 86_400.0
+        """Seconds a task's ask waits for its person (the ask expires with the task)."""
+        self.retention: float = 86_400.0
+        """Seconds a task stays readable after its ask's expiry, before it is purged."""
+        self.limit: int = 100
+        """Open tasks one principal may hold at once."""
+        self.on_ask: Callable[[Question, Context], Awaitable[None]] | None = None
+        """Told of a record task's new ask once its row exists (the Django runtime shows it in
+        open inboxes and tells the people it reaches, as for a held call's ask)."""
+        self._running: dict[str, _Running] = {}
+        self._clock: Callable[[], float] = time.time
+
+    def runs_as_task(self, tool: Tool) -> bool:
+        """Whether a call of `tool` from a declaring request becomes a task."""
+        return tool.task is not None or tool.from_record is not None
+
+    async def touch(self, task: TaskRecord) -> bool:
+        task.updated_at = self._clock()
+        return await self.store.save(task)
+
+    # ------------------------------------------------------------------ creating
+
+    async def create_settled(
+        self, ctx: Context, tool: Tool, result: dict[str, Any]
+    ) -> dict[str, Any]:
+        """The CreateTaskResult of a call whose input came by MRTR rounds first and whose
+        outcome is `result` already: a task stored completed."""
+        task = self._new(ctx, tool, self._clock())
+        task.status, task.result = COMPLETED, result
+        await self.store.create(task)
+        return {"resultType": RESULT_TASK, **task.wire()}
+
+    def _new(self, ctx: Context, tool: Tool, now: float) -> TaskRecord:
+        return TaskRecord(
+            id=secrets.token_urlsafe(24),
+            principal=ctx.principal or "",
+            tool=tool.name,
+            arguments=dict(ctx.arguments),
+            status=WORKING,
+            created_at=now,
+            updated_at=now,
+            ttl_ms=int((self.ttl + self.retention) * 1000),
+            expires_at=now + self.ttl + self.retention,
+            client_name=ctx.client_name or "",
+            team=ctx.team or "",
+            toolkit=ctx.toolkit or "",
+            worker=self.table.worker,
+            people_only=ctx.people_only,
+        )
+
+    async def create(self, ctx: Context, tool: Tool) -> dict[str, Any] | None:
+        """The CreateTaskResult of a tools/call that runs as a task (None when the call cannot
+        become one, as with a bad `questions` argument: the ordinary call answers it)."""
+        now = self._clock()
+        await self.store.purge(now)
+        principal = ctx.principal or ""
+        if await self.store.open_count(principal) >= self.limit:
+            raise ToolError(
+                f"This principal already has {self.limit} open tasks (the limit, "
+                "ASKSERVER_TASK_LIMIT): wait for some to end, or cancel them with tasks/cancel"
+            )
+        task = self._new(ctx, tool, now)
+        if tool.from_record is not None:
+            try:
+                message, schema = tool.from_record.form(ctx.arguments)
+                check_form_schema(schema)
+            except Exception:  # bad arguments: the ordinary call gives the tool's own error
+                return None
+            await self._open_ask(ctx, task, message, schema)
+            await self.store.create(task)
+        else:
+            await self.store.create(task)
+            self._start(ctx, tool, task)
+        return {"resultType": RESULT_TASK, **task.wire()}
+
+    async def _open_ask(
+        self, ctx: Context, task: TaskRecord, message: str, schema: Mapping[str, Any]
+    ) -> None:
+        """Write the task's ask to the record (the inbox shows it) and, when the client
+        shows forms, offer the form as the task's first input request."""
+        task.ask_id = new_ask_id().hex
+        task.ask_expires_at = task.created_at + self.ttl
+        question = self._question(task, message, schema)
+        if self.table.observer is not None:
+            await self.table.observer.asked(question)
+        task.ask_id = question.id
+        if self.on_ask is not None and not question.attached:
+            await self.on_ask(question, ctx)
+        if task.people_only:  # a person answers in the inbox, whatever the client shows
+            task.status_message = PEOPLE_WAIT
+        elif mcp.supports_form_elicitation(ctx.capabilities):  # nothing is parked: no channel
+            task.status = INPUT_REQUIRED
+            task.input_requests = {_key(task.attempt): _form_request(message, schema)}
+        else:
+            task.status_message = INBOX_WAIT
+
+    def _question(
+        self, task: TaskRecord, message: str, schema: Mapping[str, Any], **extra: Any
+    ) -> Question:
+        assert task.ask_id is not None
+        return Question(
+            id=task.ask_id,
+            message=message,
+            schema=schema,
+            tool=task.tool,
+            principal=task.principal or None,
+            route="browser",
+            created_at=task.created_at,
+            expires_at=task.ask_expires_at,
+            client_name=task.client_name or None,
+            attempt=task.attempt,
+            worker="",
+            team=task.team or None,
+            toolkit=task.toolkit or None,
+            collector=f"{task.client_name or 'a client'} (task {task.id[:8]})",
+            people_only=task.people_only,
+            in_task=True,
+            **extra,
+        )
+
+    def _start(self, ctx: Context, tool: Tool, task: TaskRecord) -> None:
+        """Run a handler task's handler here; its outcome is written to the row."""
+        running = _Running(task)
+        ctx.input_channel = _TaskChannel(self, task, running)
+        self._running[task.id] = running
+
+        async def run() -> None:
+            try:
+                value = await tool.handler(ctx, dict(task.arguments))
+                outcome = finish_tool_call(tool.name, value, None)
+                task.status, task.result = COMPLETED, outcome
+            except asyncio.CancelledError:
+                raise
+            except JsonRpcError as exc:
+                task.status, task.error = FAILED, exc.to_dict()
+                task.status_message = exc.message
+            except MissingClientCapability as exc:
+                task.status, task.error = FAILED, {"code": -32021, "message": exc.message}
+            except Exception as exc:  # the handler's failure, as a tools/call would show it
+                try:
+                    task.status, task.result = COMPLETED, finish_tool_call(tool.name, None, exc)
+                except JsonRpcError as error:
+                    task.status, task.error = FAILED, error.to_dict()
+                except Exception:
+                    task.status = FAILED
+                    task.error = {"code": INTERNAL_ERROR, "message": "Internal error"}
+            finally:
+                self._running.pop(task.id, None)
+            task.input_requests = {}
+            await self.touch(task)
+
+        running.job = asyncio.create_task(run(), name=f"ask_mcp task {task.id[:8]}")
+
+    # ------------------------------------------------------------------ the methods
+
+    async def _owned(self, task_id: str, principal: str | None) -> tuple[TaskRecord, Tool | None]:
+        task = await self.store.load(task_id)
+        if task is None or task.principal != (principal or ""):
+            raise unknown_task(task_id)
+        tool = self.tools.get(task.tool)
+        return task, tool if tool is not None and tool.from_record is not None else None
+
+    async def get(self, task_id: str, principal: str | None) -> dict[str, Any]:
+        """tasks/get: the task as it is now (a record task first takes a person's decision)."""
+        task, tool = await self._owned(task_id, principal)
+        if (
+            task.ask_id is not None
+            and task.status not in TERMINAL
+            and tool is not None
+            and not task.ask_waiting  # the poll of a waiting task: one read, no write
+        ):
+            await self._collect(task, tool)
+        return task.detailed()
+
+    async def _collect(self, task: TaskRecord, tool: Tool) -> None:
+        """Complete a record task whose ask a person (or the sweeper) decided."""
+        assert tool.from_record is not None
+        message, schema = tool.from_record.form(task.arguments)
+        question = self._question(task, message, schema, attached=True)
+        records = self.table.records
+        if records is None:
+            return
+        try:
+            await records.reattach(question)
+            if question.settled is None:
+                return
+            decided = await records.decide(question, question.settled)
+        except InvalidState:
+            await self._reload_into(task)
+            return
+        except (ElicitationTimedOut, QuestionNoLongerWaiting) as exc:
+            if isinstance(exc, ElicitationTimedOut):  # past its expiry, before the sweeper came
+                self._withdraw(task, message, schema, "expired")
+            await self._complete(task, finish_tool_call(task.tool, None, exc))
+            return
+        value = tool.from_record.result(task.arguments, decided)
+        await self._complete(task, finish_tool_call(task.tool, value, None))
+
+    async def _reload_into(self, task: TaskRecord) -> None:
+        fresh = await self.store.load(task.id)
+        if fresh is not None:
+            for name in TaskRecord.__slots__:
+                setattr(task, name, getattr(fresh, name))
+
+    async def _complete(self, task: TaskRecord, result: dict[str, Any]) -> None:
+        task.status, task.result, task.input_requests = COMPLETED, result, {}
+        task.status_message = ""
+        if not await self.touch(task):
+            await self._reload_into(task)
+
+    async def update(
+        self, task_id: str, principal: str | None, responses: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """tasks/update: answers for outstanding keys (others are ignored); an empty ack.
+
+        Raises:
+            JsonRpcError: -32602 for answers to a people-only caller's task (a person answers
+                it in the inbox; the client never had an input request to answer).
+        """
+        task, tool = await self._owned(task_id, principal)
+        if task.people_only and responses:
+            raise JsonRpcError(
+                INVALID_PARAMS,
+                f"Invalid params: tasks/update refused for task {task.id!r}: "
+                f"{PEOPLE_ONLY_TEXT}. Poll tasks/get; a person answers it in the inbox",
+                {"reason": "people_only"},
+            )
+        if task.status in TERMINAL:
+            return {}
+        answered = {key: value for key, value in responses.items() if key in task.input_requests}
+        if not answered:
+            return {}
+        if task.ask_id is not None and tool is not None and tool.from_record is not None:
+            await self._answer_record(task, tool, next(iter(answered.values())))
+            return {}
+        running = self._running.get(task.id)
+        if running is not None:
+            task = running.task  # the handler's own copy: its next write must not undo this
+        for key in answered:
+            task.input_requests.pop(key, None)
+        if not task.input_requests:
+            task.status = WORKING
+        await self.touch(task)  # the answered keys are gone before the acknowledgement
+        if running is not None:
+            for key, value in answered.items():
+                waiting = running.waiting.get(key)
+                if waiting is not None and not waiting.done():
+                    waiting.set_result(value)
+        return {}
+
+    async def _answer_record(self, task: TaskRecord, tool: Tool, raw: Any) -> None:
+        """The client's answer to a record task's form: decide the ask, or ask again."""
+        assert tool.from_record is not None
+        message, schema = tool.from_record.form(task.arguments)
+        if task.ask_expires_at <= self._clock():  # too late: it ends as its ask did
+            await self._collect(task, tool)  # a person's answer in time, or the timeout
+            return
+        reply = (read_elicit_result(raw) if isinstance(raw, Mapping) else None) or ElicitResult(
+            "decline"
+        )
+        if reply.action == "accept":
+            problems = form_errors(schema, reply.content or {})
+            if problems:
+                summary = "; ".join(str(problem) for problem in problems)
+                if task.attempt > MAX_REASKS:
+                    exc = NoValidAnswer(MAX_REASKS + 1, summary)
+                    self._withdraw(task, message, schema, "declined")
+                    await self._complete(task, finish_tool_call(task.tool, None, exc))
+                    return
+                task.attempt += 1
+                text = f"{message}\n\n(The previous answer could not be used: {summary}.)"
+                task.input_requests = {_key(task.attempt): _form_request(text, schema)}
+                await self.touch(task)
+                return
+            fields = schema.get("properties", {})
+            content = {k: v for k, v in (reply.content or {}).items() if k in fields}
+            reply = ElicitResult("accept", content)
+        records = self.table.records
+        if records is None:
+            value = tool.from_record.result(task.arguments, reply)
+            await self._complete(task, finish_tool_call(task.tool, value, None))
+            return
+        question = self._question(task, message, schema, attached=True)
+        try:
+            decided = await records.decide(question, reply)
+        except InvalidState:
+            await self._reload_into(task)
+            return
+        except (ElicitationTimedOut, QuestionNoLongerWaiting) as exc:
+            await self._complete(task, finish_tool_call(task.tool, None, exc))
+            return
+        value = tool.from_record.result(task.arguments, decided)
+        await self._complete(task, finish_tool_call(task.tool, value, None))
+
+    def _withdraw(
+        self, task: TaskRecord, message: str, schema: Mapping[str, Any], status: str
+    ) -> None:
+        if self.table.observer is not None:
+            self.table.observer.ended(self._question(task, message, schema), status, None)
+
+    async def cancel(self, task_id: str, principal: str | None) -> dict[str, Any]:
+        """tasks/cancel: end the task (withdrawing its ask); an empty ack, also when it ended."""
+        task, tool = await self._owned(task_id, principal)
+        if task.status in TERMINAL:
+            return {}
+        task.status, task.input_requests = CANCELLED, {}
+        task.status_message = "Cancelled by the client (tasks/cancel)."
+        if not await self.touch(task):
+            return {}
+        if task.ask_id is not None and tool is not None and tool.from_record is not None:
+            message, schema = tool.from_record.form(task.arguments)
+            self._withdraw(task, message, schema, "withdrawn")
+        running = self._running.pop(task.id, None)
+        if running is not None and running.job is not None:
+            running.job.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await running.job
+        return {}
+
+
+def _key(attempt: int) -> str:
+    """The input request key of a record task's form: new for every re-ask (never reused)."""
+    return "user_ask" if attempt == 1 else f"user_ask.{attempt}"
+
+
+def _form_request(message: str, schema: Mapping[str, Any]) -> dict[str, Any]:
+    params = {"mode": "form", "message": message, "requestedSchema": dict(schema)}
+    return {"method": mcp.ELICITATION_METHOD, "params": params}
+
+
+__all__ = [
+    "EXTENSION",
+    "MemoryTaskStore",
+    "TaskEngine",
+    "TaskRecord",
+    "TaskStore",
+    "declares_tasks",
+    "task_id_of",
+]
