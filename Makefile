@@ -51,7 +51,7 @@ lint: $(STAMP)
 	$(VENV)/bin/lint-imports
 
 typecheck: $(STAMP)
-	$(VENV)/bin/mypy ask_mcp askserver .ci/conformance.py
+	$(VENV)/bin/mypy ask_mcp askserver .ci/conformance.py tests/support/conformance
 
 # The docs site, from docs/ as mkdocs.yml lays it out. --strict turns every warning into a failure:
 # a broken link or anchor, a page left out of the nav. It builds offline and loads nothing from outside.

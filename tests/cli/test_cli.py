@@ -105,7 +105,7 @@ async def test_a_config_file_names_the_server_and_its_toolkits(tmp_path: Path) -
         (
             '{"tools": {"Nope": {}}}',
             [],
-            "Unknown toolkit 'Nope'; available: Ask, Conformance, FileSystem",
+            "Unknown toolkit 'Nope'; available: Ask, FileSystem",
         ),
         (
             '{"tools": {"Ask": {"timout": 1}}}',
