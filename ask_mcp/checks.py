@@ -32,8 +32,8 @@ from ask_mcp.toolkits import ToolkitConfigError, build_toolkit
 
 Messages = list[CheckMessage]
 
-INBOX_HOOKS: Final = frozenset({"ask_mcp.web.elicit.on_elicit", "ask_mcp.inbox.on_elicit"})
-"""The ON_ELICIT paths that send questions to the browser inbox (the second is the old alias)."""
+INBOX_HOOK: Final = "ask_mcp.web.elicit.on_elicit"
+"""The ON_ELICIT path that sends questions to the browser inbox."""
 METRICS_TOKEN_MIN: Final = 16
 """Characters a metrics token needs at least: shorter ones are guessable in a night of tries."""
 DJANGO_DEFAULT_FROM: Final = "webmaster@localhost"
@@ -295,7 +295,7 @@ def _check_metrics_token() -> Messages:
 
 
 def _check_inbox_has_a_layer() -> Messages:
-    if conf.get("ON_ELICIT") not in INBOX_HOOKS or _has_layer():
+    if conf.get("ON_ELICIT") != INBOX_HOOK or _has_layer():
         return []
     return [
         Error(

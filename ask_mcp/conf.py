@@ -167,6 +167,7 @@ class AskSettings:
         False,
         "let requests from loopback addresses in without a token: for trying things out, never "
         "behind a proxy on the same machine ([Tokens](../answering/tokens.md))",
+        check="ask_mcp.E012",
     )
     public_url: str | None = _key(
         "origin",

@@ -88,6 +88,7 @@ def test_every_check_id_the_code_can_emit_is_documented_once() -> None:
         ({"ON_ELICIT": "no.such.module.hook"}, "ask_mcp.E007"),
         ({"ALLOWED_ORIGINS": "https://a.example"}, "ask_mcp.E008"),
         ({"ELICITATION_PER_PRINCIPAL": 0}, "ask_mcp.E003"),
+        ({"ALLOW_ANONYMOUS_LOOPBACK": "no"}, "ask_mcp.E012"),
         ({"ELICITATION_CAPACITY": 8, "ELICITATION_PER_PRINCIPAL": 9}, "ask_mcp.W040"),
     ],
 )
