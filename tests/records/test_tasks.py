@@ -10,6 +10,7 @@ from django.test import override_settings
 
 from ask_mcp.records.tasks import TaskRows
 from ask_mcp.server.eras.tasks import TaskRecord
+from ask_mcp.server.identity import TOKEN, Credential, Identity
 
 
 @pytest.mark.parametrize(
@@ -31,7 +32,7 @@ def _task(task_id: str, *, expires_in: float = 60.0, principal: str = "user:1") 
     now = time.time()
     return TaskRecord(
         id=task_id,
-        principal=principal,
+        who=Identity(principal, "group:2", Credential(TOKEN, "5", "ci (askmcp_Ab12…)")),
         tool="user_ask",
         arguments={"message": "Go?"},
         status="input_required",
