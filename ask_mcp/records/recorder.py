@@ -36,7 +36,6 @@ from ask_mcp.records import durable, sql
 from ask_mcp.records.events import ENDED, announce
 from ask_mcp.records.sql import TRANSIENT, Close
 from ask_mcp.server.errors import ToolError
-from ask_mcp.server.identity import TOKEN
 from ask_mcp.server.question import Question
 from ask_mcp.team.auth import team_id_of, user_id_of
 from ask_mcp.workers.loops import alive_here, start_in_loop
@@ -205,7 +204,8 @@ class AskRecorder:
             "principal": who.principal or "",
             "asked_by_id": user_id_of(who.principal),
             "team_id": team_id_of(who.team),
-            "token_id": int(credential.id) if credential and credential.kind == TOKEN else None,
+            "credential_kind": credential.kind if credential is not None else "",
+            "credential_id": credential.id if credential is not None else "",
             "route": question.route,
             "people_only": who.people_only,
             "in_task": question.in_task,
