@@ -40,7 +40,8 @@ for back in range(1, 14):
         created = day.replace(hour=9 + n % 8)
         wait = dt.timedelta(seconds=random.choice([20, 45, 90, 240, 600, 1500]))
         rows.append(Ask(id=uuid.uuid4(), created=created, message=f"history {back}/{n}", schema={},
-            tool="user_ask", route=random.choice(["client", "browser"]), status=status, token=token,
+            tool="user_ask", route=random.choice(["client", "browser"]), status=status,
+            credential_kind="token", credential_id=str(token.pk),
             principal=f"user:{token.user_id}", asked_by_id=token.user_id,
             answered_at=created + wait if status in ("accepted", "declined", "cancelled") else None,
             expires_at=created + dt.timedelta(minutes=10)))
