@@ -37,7 +37,12 @@ from typing import Any, Final, Protocol
 
 from ask_mcp.protocol import mcp
 from ask_mcp.protocol.forms import ElicitResult, check_form_schema, form_errors, read_elicit_result
-from ask_mcp.protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, JsonRpcError
+from ask_mcp.protocol.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    JsonRpcError,
+)
 from ask_mcp.server.asking.table import MAX_REASKS, ElicitationTable
 from ask_mcp.server.catalog.results import finish_tool_call
 from ask_mcp.server.catalog.toolkit import Tool
@@ -409,7 +414,10 @@ class TaskEngine:
                 task.status, task.error = FAILED, exc.to_dict()
                 task.status_message = exc.message
             except MissingClientCapability as exc:
-                task.status, task.error = FAILED, {"code": -32021, "message": exc.message}
+                task.status, task.error = (
+                    FAILED,
+                    {"code": MISSING_REQUIRED_CLIENT_CAPABILITY, "message": exc.message},
+                )
             except Exception as exc:  # the handler's failure, as a tools/call would show it
                 try:
                     task.status, task.result = COMPLETED, finish_tool_call(tool.name, None, exc)
