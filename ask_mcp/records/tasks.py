@@ -24,7 +24,7 @@ from django.db.models import Exists, OuterRef
 
 from ask_mcp.models import Ask, Task
 from ask_mcp.records.sql import TRANSIENT
-from ask_mcp.server.eras.tasks import TERMINAL, TaskRecord
+from ask_mcp.server.eras.tasks import TERMINAL, TaskRecord, task_status
 
 COLUMNS: Final = frozenset({"id", "principal", "tool", "status", "ask_id"})
 """TaskRecord fields that are columns of their own (the rest lives in `state`)."""
@@ -57,7 +57,7 @@ def _record(row: Task, ask_waiting: bool = False) -> TaskRecord:
         id=row.id,
         principal=row.principal,
         tool=row.tool,
-        status=row.status,
+        status=task_status(row.status),
         ask_id=row.ask_id.hex if row.ask_id else None,
         ask_waiting=ask_waiting,
         **state,
