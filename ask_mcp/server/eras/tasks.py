@@ -45,7 +45,7 @@ from ask_mcp.protocol.jsonrpc import (
 )
 from ask_mcp.server.asking.table import MAX_REASKS, ElicitationTable
 from ask_mcp.server.catalog.results import finish_tool_call
-from ask_mcp.server.catalog.toolkit import Tool
+from ask_mcp.server.catalog.toolkit import FromRecord, Tool
 from ask_mcp.server.context import Context
 from ask_mcp.server.errors import (
     PEOPLE_ONLY_TEXT,
@@ -396,13 +396,14 @@ class TaskEngine:
                 "ASKSERVER_TASK_LIMIT): wait for some to end, or cancel them with tasks/cancel"
             )
         task = self._new(ctx, tool, now)
-        if tool.from_record is not None:
+        recorded = tool.from_record
+        if recorded is not None:
             try:
-                message, schema = tool.from_record.form(ctx.arguments)
+                message, schema = recorded.form(ctx.arguments)
                 check_form_schema(schema)
             except Exception:  # bad arguments: the ordinary call gives the tool's own error
                 return None
-            await self._open_ask(ctx, task, message, schema)
+            await self._open_ask(ctx, task, recorded, message, schema)
             await self.store.create(task)
         else:
             await self.store.create(task)
@@ -410,10 +411,16 @@ class TaskEngine:
         return {"resultType": RESULT_TASK, **task.wire()}
 
     async def _open_ask(
-        self, ctx: Context, task: TaskRecord, message: str, schema: Mapping[str, Any]
+        self,
+        ctx: Context,
+        task: TaskRecord,
+        recorded: FromRecord,
+        message: str,
+        schema: Mapping[str, Any],
     ) -> None:
         """Write the task's ask to the record (the inbox shows it) and, when the client
-        shows forms, offer the form as the task's first input request."""
+        shows forms, offer the form as the task's first input request, under the key the
+        tool's `recorded` declaration gives."""
         task.ask_id = new_ask_id().hex
         task.ask_expires_at = task.created_at + self.ttl
         question = self._question(task, message, schema)
@@ -425,7 +432,7 @@ class TaskEngine:
         if task.people_only:  # a person answers in the inbox, whatever the client shows
             task.status_message = PEOPLE_WAIT
         elif mcp.supports_form_elicitation(ctx.capabilities):  # nothing is parked: no channel
-            task.require_input(_key(task.attempt), _form_request(message, schema))
+            task.require_input(recorded.input_key(task.attempt), _form_request(message, schema))
         else:
             task.status_message = INBOX_WAIT
 
@@ -578,8 +585,9 @@ class TaskEngine:
 
     async def _answer_record(self, task: TaskRecord, tool: Tool, raw: Any) -> None:
         """The client's answer to a record task's form: decide the ask, or ask again."""
-        assert tool.from_record is not None
-        message, schema = tool.from_record.form(task.arguments)
+        recorded = tool.from_record
+        assert recorded is not None
+        message, schema = recorded.form(task.arguments)
         if task.ask_expires_at <= self._clock():  # too late: it ends as its ask did
             await self._collect(task, tool)  # a person's answer in time, or the timeout
             return
@@ -597,7 +605,7 @@ class TaskEngine:
                     return
                 task.attempt += 1
                 text = f"{message}\n\n(The previous answer could not be used: {summary}.)"
-                task.ask_again(_key(task.attempt), _form_request(text, schema))
+                task.ask_again(recorded.input_key(task.attempt), _form_request(text, schema))
                 await self.touch(task)
                 return
             fields = schema.get("properties", {})
@@ -605,7 +613,7 @@ class TaskEngine:
             reply = ElicitResult("accept", content)
         records = self.table.records
         if records is None:
-            value = tool.from_record.result(task.arguments, reply)
+            value = recorded.result(task.arguments, reply)
             await self._complete(task, finish_tool_call(task.tool, value, None))
             return
         question = self._question(task, message, schema, attached=True)
@@ -617,7 +625,7 @@ class TaskEngine:
         except (ElicitationTimedOut, QuestionNoLongerWaiting) as exc:
             await self._complete(task, finish_tool_call(task.tool, None, exc))
             return
-        value = tool.from_record.result(task.arguments, decided)
+        value = recorded.result(task.arguments, decided)
         await self._complete(task, finish_tool_call(task.tool, value, None))
 
     def _withdraw(
@@ -643,11 +651,6 @@ class TaskEngine:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await running.job
         return {}
-
-
-def _key(attempt: int) -> str:
-    """The input request key of a record task's form: new for every re-ask (never reused)."""
-    return "user_ask" if attempt == 1 else f"user_ask.{attempt}"
 
 
 def _form_request(message: str, schema: Mapping[str, Any]) -> dict[str, Any]:
