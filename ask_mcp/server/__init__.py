@@ -50,7 +50,7 @@ from ask_mcp.server.ports import (
     ResponseRouter,
     Stream,
 )
-from ask_mcp.server.question import Question
+from ask_mcp.server.question import Ending, Question, Route
 
 __all__ = [
     "AnswerUrl",
@@ -61,6 +61,7 @@ __all__ = [
     "ElicitationCapacityExceeded",
     "ElicitationTimedOut",
     "ElicitationUnavailable",
+    "Ending",
     "InputChannel",
     "MissingClientCapability",
     "NoValidAnswer",
@@ -78,6 +79,7 @@ __all__ = [
     "ResourceContents",
     "ResourceTemplate",
     "ResponseRouter",
+    "Route",
     "Server",
     "Stream",
     "Tool",

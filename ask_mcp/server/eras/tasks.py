@@ -56,7 +56,7 @@ from ask_mcp.server.errors import (
     ToolError,
 )
 from ask_mcp.server.ids import new_ask_id
-from ask_mcp.server.question import Question
+from ask_mcp.server.question import Ending, Question
 from ask_mcp.server.request_state import InvalidState
 
 EXTENSION: Final = "io.modelcontextprotocol/tasks"
@@ -629,7 +629,7 @@ class TaskEngine:
         await self._complete(task, finish_tool_call(task.tool, value, None))
 
     def _withdraw(
-        self, task: TaskRecord, message: str, schema: Mapping[str, Any], status: str
+        self, task: TaskRecord, message: str, schema: Mapping[str, Any], status: Ending
     ) -> None:
         if self.table.observer is not None:
             self.table.observer.ended(self._question(task, message, schema), status, None)
