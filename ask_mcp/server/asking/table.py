@@ -239,7 +239,8 @@ class ElicitationTable:
             if self.observer is not None:
                 await self.observer.asked(question)
             reply = await self._ask_until_valid(ctx, question, key)
-            status, answer = STATUS_FOR_ACTION[reply.action], reply.content
+            status = STATUS_FOR_ACTION[reply.action]
+            answer = reply.content
             return reply
         except ElicitationTimedOut:
             status = "expired"
@@ -525,7 +526,9 @@ class ElicitationTable:
             raise InvalidState("used")
         call.round += 1
         ctx = call.ctx
-        ctx.stream, ctx.progress_token, ctx.log_level = stream, progress_token, log_level
+        ctx.stream = stream
+        ctx.progress_token = progress_token
+        ctx.log_level = log_level
         assert call.task is not None
         if call.task.done():
             return self._collect(call)

@@ -307,7 +307,9 @@ class _TaskChannel:
     """The InputChannel of a handler task: a request becomes an entry of `inputRequests`."""
 
     def __init__(self, engine: TaskEngine, task: TaskRecord, running: _Running) -> None:
-        self.engine, self.task, self.running = engine, task, running
+        self.engine = engine
+        self.task = task
+        self.running = running
 
     async def request(self, key: str, request: dict[str, Any], deadline: float) -> Any:
         task, running = self.task, self.running
