@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ask_mcp.protocol.forms import ElicitResult
+from ask_mcp.server.identity import Identity
 
 Route = Literal["client", "url", "browser"]
 """How a question reaches a person: the client's form, a page the client opens (URL mode), or
@@ -34,7 +35,8 @@ class Question:
     message: str
     schema: Mapping[str, Any]
     tool: str
-    principal: str | None
+    who: Identity
+    """Who asks: the asking call's identity, the same value its Context holds."""
     route: Route
     created_at: float
     expires_at: float
@@ -44,8 +46,6 @@ class Question:
     """The parked call holding the question, when it travels to the client as MRTR."""
     worker: str | None = None
     """The table (worker process) that holds the question."""
-    team: str | None = None
-    """The team the caller's credentials route questions to, besides the caller."""
     toolkit: str | None = None
     """The name of the toolkit whose tool, prompt or resource asks (None when it has none)."""
     attach_key: str | None = None
@@ -61,13 +61,9 @@ class Question:
     """Set by the observer when the question attached to an earlier call's pending ask."""
     attached_from: str = ""
     """The worker that held the ask before this call attached to it."""
-    credential: str | None = None
-    """The credential the asking client used, as people know it (a token's label)."""
     client_version: str | None = None
     session: str | None = None
     """The initialize-era session the asking call belongs to."""
-    people_only: bool = False
-    """Asked by a caller whose asks go to people only: the client's form was not offered."""
     in_task: bool = False
     """Asked by a task (server.tasks): no call holds it; the client polls for its answer."""
 

@@ -30,8 +30,8 @@ from mcp.types import (
     TextContent,
 )
 
-from ask_mcp.toolkits.conformance import PNG
 from tests.interaction.test_mrtr import Person, accept, text_of
+from tests.support.conformance.toolkit import PNG
 from tests.support.features import FEATURES_CONFIG, STYLES
 from tests.support.live import LiveServers
 from tests.support.wire import FORM_CAPS, assert_valid, post, request_body, sse_messages
