@@ -29,10 +29,11 @@ from ask_mcp.records.events import ASKED, announce
 from ask_mcp.records.sweeper import SWEEPER, release_worker
 from ask_mcp.records.tasks import TaskRows
 from ask_mcp.server.asking.observers import ForwardingObserver
+from ask_mcp.server.asking.table import REPLIED
 from ask_mcp.server.context import Context
 from ask_mcp.server.core import Server
 from ask_mcp.server.ports import QuestionObserver
-from ask_mcp.server.question import Question
+from ask_mcp.server.question import Ending, Question
 from ask_mcp.server.request_state import derive_key
 from ask_mcp.workers.relay import ChannelRelay
 from ask_mcp.workers.sessions import LegacySessions
@@ -148,8 +149,9 @@ logger = logging.getLogger("ask_mcp.runtime")
 class MeteredObserver(ForwardingObserver):
     """The configured observer, with every ask that ends counted in the metrics."""
 
-    def ended(self, question: Question, status: str, answer: Mapping[str, Any] | None) -> None:
-        metrics.ask_ended(question.route, status, time.time() - question.created_at)
+    def ended(self, question: Question, status: Ending, answer: Mapping[str, Any] | None) -> None:
+        waited = time.time() - question.created_at if status in REPLIED else None
+        metrics.ask_ended(question.route, status, waited)
         super().ended(question, status, answer)
 
 

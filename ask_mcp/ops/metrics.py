@@ -119,12 +119,13 @@ def enabled() -> bool:
     return _enabled
 
 
-def ask_ended(route: str, outcome: str, seconds: float) -> None:
-    """An ask ended; a reply from the person (not an expiry or a withdrawal) also times it."""
+def ask_ended(route: str, outcome: str, seconds: float | None) -> None:
+    """An ask ended; `seconds` from asking to the person's reply times it, when one ended it
+    (None for an expiry or a withdrawal)."""
     if not _enabled:
         return
     _child(ASKS, route, outcome).inc()
-    if outcome in ("accepted", "declined", "cancelled"):
+    if seconds is not None:
         _child(TIME_TO_ANSWER, route).observe(max(0.0, seconds))
 
 

@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from ask_mcp.models import Ask, AskEvent, AskQuerySet, event_for_status, storable
 from ask_mcp.protocol.forms import REASON_KEY
+from ask_mcp.records.choices import STATUS_FOR_ACTION
 from ask_mcp.records.events import ENDED, announce, announce_sync
 from ask_mcp.server.errors import REASON_LIMIT
 from ask_mcp.workers.relay import ChannelLayerUnavailable, ChannelRelay
@@ -28,12 +29,6 @@ if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
 
-STATUS_FOR_ACTION: Final[Mapping[str, Ask.Status]] = {
-    "accept": Ask.Status.ACCEPTED,
-    "decline": Ask.Status.DECLINED,
-    "cancel": Ask.Status.CANCELLED,
-}
-"""The status a reply's action decides an ask to."""
 PENDING_AGAIN: Final[Mapping[str, Any]] = {
     "status": Ask.Status.PENDING,
     "answer": None,

@@ -29,7 +29,7 @@ from django.db import connection, transaction
 from ask_mcp.models import DECIDED, Ask, AskEvent, event_for_status
 from ask_mcp.protocol.forms import REASON_KEY
 from ask_mcp.records import sql
-from ask_mcp.records.decisions import STATUS_FOR_ACTION
+from ask_mcp.records.choices import STATUS_FOR_ACTION
 from ask_mcp.server.errors import ElicitationTimedOut, QuestionNoLongerWaiting
 from ask_mcp.server.request_state import InvalidState
 

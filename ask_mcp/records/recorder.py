@@ -33,10 +33,11 @@ from ask_mcp.models import Ask, storable
 from ask_mcp.ops import metrics
 from ask_mcp.protocol.forms import ElicitResult, read_settled
 from ask_mcp.records import durable, sql
+from ask_mcp.records.choices import ROUTES
 from ask_mcp.records.events import ENDED, announce
 from ask_mcp.records.sql import TRANSIENT, Close
 from ask_mcp.server.errors import ToolError
-from ask_mcp.server.question import Question
+from ask_mcp.server.question import Ending, Question
 from ask_mcp.team.auth import team_id_of, user_id_of
 from ask_mcp.workers.loops import alive_here, start_in_loop
 
@@ -117,7 +118,7 @@ class AskRecorder:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ask_mcp-recorder")
 
     async def asked(self, question: Question) -> None:
-        if question.route == Ask.Route.CLIENT:
+        if question.route == "client":
             # The hot path: queued, never awaited. The sealed requestState and the retry's own
             # arguments are what make this ask durable (ask_mcp.server.asking.recovery).
             self._submit(_Insert(self._row(question)))
@@ -132,14 +133,14 @@ class AskRecorder:
         if opened.attached:
             await announce(ENDED, [opened.id])  # an agent waits on it again: redraw its line
 
-    def ended(self, question: Question, status: str, answer: Mapping[str, Any] | None) -> None:
+    def ended(self, question: Question, status: Ending, answer: Mapping[str, Any] | None) -> None:
         self._submit(
             Close(
                 uuid.UUID(question.id),
                 status,
                 storable(answer),
                 _now(),
-                question.route,
+                ROUTES[question.route],
                 question.worker or "",
                 question.collector,
             )
@@ -152,7 +153,7 @@ class AskRecorder:
         decided = await self._on_thread(
             durable.decide_ask, row, storable(reply.to_dict()), question.collector, _now()
         )
-        if question.route != Ask.Route.CLIENT:
+        if question.route != "client":
             await announce(ENDED, [question.id])
         return read_settled(decided) or ElicitResult("decline")
 
@@ -206,7 +207,7 @@ class AskRecorder:
             "team_id": team_id_of(who.team),
             "credential_kind": credential.kind if credential is not None else "",
             "credential_id": credential.id if credential is not None else "",
-            "route": question.route,
+            "route": ROUTES[question.route],
             "people_only": who.people_only,
             "in_task": question.in_task,
             "status": Ask.Status.PENDING,

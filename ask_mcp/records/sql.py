@@ -30,13 +30,15 @@ from django.db.models import (
 )
 
 from ask_mcp.models import DECIDED, Ask, AskEvent, event_for_status
+from ask_mcp.records.choices import CLOSED_AS, closed_as
+from ask_mcp.server.question import Ending
 
 ANSWERED: Final = DECIDED
 """Statuses a person decided: closing to one of them stamps answered_at."""
-DETACHED: Final = "detached"
+DETACHED: Final[Ending] = "detached"
 """A close that leaves the ask pending: its call's connection dropped (it stays answerable for
 DETACHED_GRACE_SECONDS, so a call asking the same can attach to it)."""
-STOPPED: Final = "stopped"
+STOPPED: Final[Ending] = "stopped"
 """A close that leaves the ask pending: its worker is shutting down (it stays until expiry)."""
 TRANSIENT: Final = (OperationalError, InterfaceError)
 """Database errors that pass (a lost connection, a lock): the same write will work later."""
@@ -47,10 +49,11 @@ class Close:
     """An ask the server saw end (answered at the client, expired, withdrawn): a conditional close."""
 
     id: uuid.UUID
-    status: str
+    status: Ending
+    """How the server saw its question end (two endings leave the ask pending)."""
     answer: Mapping[str, Any] | None
     at: dt.datetime
-    route: str
+    route: Ask.Route
     worker: str = ""
     """The worker whose call ended: a detach applies only while the ask is still its."""
     collector: str = ""
@@ -97,7 +100,7 @@ def plan(inserts: list[dict[str, Any]], closes: list[Close]) -> Plan:
             events.append(event)
             if inbox:
                 ended.append(inbox)
-        if close.status in ANSWERED and inbox:
+        if closed_as(close.status) in ANSWERED and inbox:
             # Decided in the browser (not pending any more): the call took the decision.
             delivered = {
                 "ask_id": close.id,
@@ -137,8 +140,9 @@ def _closed_columns(close: Close) -> dict[str, Any]:
         return {"worker": "", "detached_at": close.at}
     if close.status == STOPPED:
         return {"worker": ""}
-    changes: dict[str, Any] = {"status": close.status}
-    if close.status in ANSWERED:
+    status = CLOSED_AS[close.status]
+    changes: dict[str, Any] = {"status": status}
+    if status in ANSWERED:
         changes["answered_at"] = close.at
         if close.route == Ask.Route.CLIENT:  # answered in the call itself: collected with it
             changes["collected_at"] = close.at
@@ -183,7 +187,7 @@ def _closing_event(close: Close) -> dict[str, Any]:
             "actor_label": label,
             "route": close.route,
         }
-    kind = event_for_status(close.status)
+    kind = event_for_status(CLOSED_AS[close.status])
     if kind == AskEvent.Kind.EXPIRED:
         label = "server (no answer in time)"
     elif kind == AskEvent.Kind.WITHDRAWN:

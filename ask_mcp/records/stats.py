@@ -25,9 +25,16 @@ DAYS: Final = 14
 """Days the dashboard's charts cover, today included: two working weeks side by side."""
 LIMIT: Final = 10
 """Rows in the per-token table and the longest-waiting list."""
-OUTCOMES: Final = ("accepted", "declined", "cancelled", "expired", "withdrawn", "pending")
+OUTCOMES: Final = (
+    Ask.Status.ACCEPTED,
+    Ask.Status.DECLINED,
+    Ask.Status.CANCELLED,
+    Ask.Status.EXPIRED,
+    Ask.Status.WITHDRAWN,
+    Ask.Status.PENDING,
+)
 """The statuses the per-day chart stacks, in drawing order."""
-REPLIED: Final = ("accepted", "declined", "cancelled")
+REPLIED: Final = (Ask.Status.ACCEPTED, Ask.Status.DECLINED, Ask.Status.CANCELLED)
 """Statuses a person chose: only these have a time to answer."""
 
 

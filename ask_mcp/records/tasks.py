@@ -25,7 +25,7 @@ from django.db.models import Exists, OuterRef
 
 from ask_mcp.models import Ask, Task
 from ask_mcp.records.sql import TRANSIENT
-from ask_mcp.server.eras.tasks import TERMINAL, TaskRecord
+from ask_mcp.server.eras.tasks import TERMINAL, TaskRecord, task_status
 from ask_mcp.server.identity import Credential, Identity
 
 COLUMNS: Final = frozenset({"id", "tool", "status", "ask_id"})
@@ -87,7 +87,7 @@ def _record(row: Task, ask_waiting: bool = False) -> TaskRecord:
         id=row.id,
         who=_who(row.principal, state),
         tool=row.tool,
-        status=row.status,
+        status=task_status(row.status),
         ask_id=row.ask_id.hex if row.ask_id else None,
         ask_waiting=ask_waiting,
         **state,

@@ -51,7 +51,7 @@ from ask_mcp.server.ports import (
     ResponseRouter,
     Stream,
 )
-from ask_mcp.server.question import Question
+from ask_mcp.server.question import Ending, Question, Route
 
 __all__ = [
     "AnswerUrl",
@@ -64,6 +64,7 @@ __all__ = [
     "ElicitationCapacityExceeded",
     "ElicitationTimedOut",
     "ElicitationUnavailable",
+    "Ending",
     "Identity",
     "InputChannel",
     "MissingClientCapability",
@@ -82,6 +83,7 @@ __all__ = [
     "ResourceContents",
     "ResourceTemplate",
     "ResponseRouter",
+    "Route",
     "Server",
     "Stream",
     "Tool",

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any, Final, Protocol, runtime_checkable
 
 from ask_mcp.protocol.forms import ElicitResult
-from ask_mcp.server.question import Question
+from ask_mcp.server.question import Ending, Question
 from ask_mcp.server.request_state import StateClaims
 
 
@@ -78,7 +78,9 @@ class QuestionObserver(Protocol):
 
     async def asked(self, question: Question) -> None: ...
 
-    def ended(self, question: Question, status: str, answer: Mapping[str, Any] | None) -> None: ...
+    def ended(
+        self, question: Question, status: Ending, answer: Mapping[str, Any] | None
+    ) -> None: ...
 
 
 @runtime_checkable

@@ -1,6 +1,7 @@
-"""The Question: one question put to a person, as observers see it; plain data, knows no route or wire.
+"""The Question, one question put to a person as observers see it, and its Route and Ending.
 
-Plain data: it knows nothing of how the question travels or who answers it. Pure.
+Plain data: it names the route a question takes and how it ended, but knows nothing of how it
+travels or who answers it. Pure.
 """
 
 from __future__ import annotations
@@ -9,10 +10,21 @@ import dataclasses
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from ask_mcp.protocol.forms import ElicitResult
 from ask_mcp.server.identity import Identity
+
+Route = Literal["client", "url", "browser"]
+"""How a question reaches a person: the client's form, a page the client opens (URL mode), or
+the browser inbox (the server's `on_elicit`). The Ask row's ``Ask.Route`` has the same values."""
+
+Ending = Literal["accepted", "declined", "cancelled", "expired", "withdrawn", "detached", "stopped"]
+"""How a question ended, as its observers hear it (exactly once): the person's reply accepted,
+declined or cancelled it; nobody answered in time (expired); its call went away (withdrawn).
+Two endings leave its ask pending, to be answered still: the connection dropped (detached,
+answerable for a grace period, when a call asking the same may attach to it) and the worker is
+stopping (stopped, answerable until its expiry). The others are the Ask row's statuses."""
 
 
 @dataclass(slots=True)
@@ -25,7 +37,7 @@ class Question:
     tool: str
     who: Identity
     """Who asks: the asking call's identity, the same value its Context holds."""
-    route: str
+    route: Route
     created_at: float
     expires_at: float
     client_name: str | None = None

@@ -16,6 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from ask_mcp.server.question import Route
+
 _VERSION: Final = 1
 """The token format version sealed into every requestState."""
 _TAG_BYTES: Final = 16
@@ -58,7 +60,7 @@ class QuestionClaims:
     """The inputRequests key the answer comes back under."""
     attempt: int
     """Which attempt at the form this round is (a re-ask says what was wrong)."""
-    route: str
+    route: Route
     """"client" (the client's form) or "url" (the person answers on the ask's page)."""
 
 

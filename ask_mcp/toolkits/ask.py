@@ -118,6 +118,8 @@ class AskToolkit(Toolkit):
         # The result depends only on the arguments and the reply: a call whose parked handler
         # is gone (a restart) is finished from its ask's record with the same two functions.
         from_record=("form_of", "result_of"),
+        # A task offers the form under this key whatever the prefix, as tasks always have.
+        record_key="user_ask",
     )
     async def ask(self, ctx: Context, arguments: dict[str, Any]) -> ToolResult:
         try:

@@ -19,7 +19,7 @@ import hmac
 import json
 import logging
 from collections.abc import Iterator
-from typing import Any, Final
+from typing import Any, Final, get_args
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.core import GaugeMetricFamily
@@ -27,13 +27,14 @@ from prometheus_client.registry import Collector
 
 from ask_mcp import conf
 from ask_mcp.ops import metrics
+from ask_mcp.server.question import Route
 from ask_mcp.team.auth import Unauthorized, bearer_token
 from ask_mcp.transports.admission import read_headers
 from ask_mcp.transports.http import Receive, Scope, Send
 
 logger = logging.getLogger("ask_mcp.transports.metrics")
 
-ROUTES: Final = ("client", "url", "browser")
+ROUTES: Final[tuple[Route, ...]] = get_args(Route)
 """The routes an ask travels by: the pending gauge has a sample for each, zeros included."""
 
 

@@ -12,7 +12,15 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping
 from typing import Any
 
-from ask_mcp.server import Context, Question, QuestionObserver, Toolkit, ToolResult, tool
+from ask_mcp.server import (
+    Context,
+    Ending,
+    Question,
+    QuestionObserver,
+    Toolkit,
+    ToolResult,
+    tool,
+)
 from ask_mcp.server.asking.observers import ForwardingObserver
 
 KEY_SCHEMA = {"type": "object", "properties": {"key": {"type": "string"}}, "required": ["key"]}
@@ -57,7 +65,7 @@ class ProbeObserver(ForwardingObserver):
         EVENTS.set("asked", question.tool)
         EVENTS.set("asked", question.id)
 
-    def ended(self, question: Question, status: str, answer: Mapping[str, Any] | None) -> None:
+    def ended(self, question: Question, status: Ending, answer: Mapping[str, Any] | None) -> None:
         super().ended(question, status, answer)
         self.ended_log.append({"tool": question.tool, "status": status, "route": question.route})
         EVENTS.set("ended", question.tool)

@@ -13,7 +13,7 @@ from typing import Any
 from ask_mcp.protocol.forms import ElicitResult
 from ask_mcp.server.errors import QuestionNoLongerWaiting
 from ask_mcp.server.ports import AskRecords, QuestionObserver
-from ask_mcp.server.question import Question
+from ask_mcp.server.question import Ending, Question
 
 
 class ForwardingObserver:
@@ -31,7 +31,7 @@ class ForwardingObserver:
         if self.inner is not None:
             await self.inner.asked(question)
 
-    def ended(self, question: Question, status: str, answer: Mapping[str, Any] | None) -> None:
+    def ended(self, question: Question, status: Ending, answer: Mapping[str, Any] | None) -> None:
         if self.inner is not None:
             self.inner.ended(question, status, answer)
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ask_mcp.server.context import Context
+from ask_mcp.server.question import Ending
 from ask_mcp.server.request_state import QuestionClaims
 
 Finish = Callable[[Any, BaseException | None], dict[str, Any]]
@@ -60,7 +61,8 @@ class ParkedCall:
     timer: asyncio.TimerHandle | None = None
     holds_slot: bool = False
     deadline: float = 0.0
-    end_reason: str = "withdrawn"
+    end_reason: Ending = "withdrawn"
+    """How its question ends when the table drops the call while its handler runs."""
     question: QuestionClaims | None = None
     """The question this round waits on, sealed into its state so the call can be finished from
     the ask's record if its handler is gone."""

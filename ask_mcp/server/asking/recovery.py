@@ -104,10 +104,9 @@ async def _by_form(
     schema = question.schema
     if raw is None:  # the retry answered nothing: ask the same again
         return _ask_again(table, claims, sealed, question.message, schema)
-    # A reply that is not an ElicitResult is a refusal, as from a parked handler.
-    reply = (read_elicit_result(raw) if isinstance(raw, Mapping) else None) or ElicitResult(
-        "decline"
-    )
+    reply = read_elicit_result(raw) if isinstance(raw, Mapping) else None
+    if reply is None:  # a reply that is no ElicitResult is a refusal, as from a parked handler
+        reply = ElicitResult("decline")
     if reply.action == "accept":
         problems = form_errors(schema, reply.content or {})
         if reply.unreadable is not None:  # an accept is never read as a decline: ask again

@@ -52,6 +52,7 @@ from typing import Any, Final
 
 from ask_mcp.protocol import mcp
 from ask_mcp.protocol.forms import (
+    Action,
     ElicitResult,
     FieldError,
     check_form_schema,
@@ -80,7 +81,7 @@ from ask_mcp.server.ports import (
     Relay,
     Stream,
 )
-from ask_mcp.server.question import Question, attach_key
+from ask_mcp.server.question import Ending, Question, Route, attach_key
 from ask_mcp.server.request_state import (
     InvalidState,
     QuestionClaims,
@@ -99,19 +100,23 @@ RECORD_OWNER: Final = "@record"
 """The owner a requestState names when no parked call holds its round: the call is finished
 from its ask's record (:mod:`ask_mcp.server.asking.recovery`)."""
 
-STATUS_FOR_ACTION: Final[Mapping[str, str]] = {
+STATUS_FOR_ACTION: Final[Mapping[Action, Ending]] = {
     "accept": "accepted",
     "decline": "declined",
     "cancel": "cancelled",
 }
-"""The status a question ends with for each action of the person's reply."""
+"""The ending a question takes from each action of the person's reply."""
+REPLIED: Final[frozenset[Ending]] = frozenset(STATUS_FOR_ACTION.values())
+"""Endings the person's reply gave: only these have a time to answer."""
+CALL_LEFT: Final[frozenset[Ending]] = frozenset({"detached", "withdrawn", "stopped"})
+"""Endings of a call that went away undecided: an ask another call attached to still waits."""
 
 
 def new_question(
     ctx: Context,
     message: str,
     schema: Mapping[str, Any],
-    route: str,
+    route: Route,
     *,
     now: float,
     limit: float,
@@ -218,19 +223,21 @@ class ElicitationTable:
         check_form_schema(schema)
         question = self._question(ctx, message, schema, self._route(ctx), timeout)
         parked = ctx.input_channel if isinstance(ctx.input_channel, ParkedCall) else None
-        travels = parked is not None and question.route in ("client", "url")
+        travels = parked is not None and question.route != "browser"
         if travels:
             assert parked is not None
             question.call_id = parked.id
             self._hold_slot(parked)  # held until the call ends, across every round
         else:
             self.slots.take(ctx.who.principal)
-        status, answer = "withdrawn", None
+        status: Ending = "withdrawn"
+        answer: Mapping[str, Any] | None = None
         try:
             if self.observer is not None:
                 await self.observer.asked(question)
             reply = await self._ask_until_valid(ctx, question, key)
-            status, answer = STATUS_FOR_ACTION[reply.action], reply.content
+            status = STATUS_FOR_ACTION[reply.action]
+            answer = reply.content
             return reply
         except ElicitationTimedOut:
             status = "expired"
@@ -250,20 +257,20 @@ class ElicitationTable:
             if self.observer is not None:
                 self._ended(question, status, answer)
 
-    def _ended(self, question: Question, status: str, answer: Mapping[str, Any] | None) -> None:
+    def _ended(self, question: Question, status: Ending, answer: Mapping[str, Any] | None) -> None:
         """Tell the observer how the question ended, as far as its ask is concerned."""
         assert self.observer is not None
-        if status in ("detached", "withdrawn") and self.stopping:
+        if (status == "detached" or status == "withdrawn") and self.stopping:
             status = "stopped"  # a deploy or a restart: the ask stays pending (README)
         elif status == "detached" and question.route == "client":
             status = "withdrawn"  # the client's form goes with its call
-        if status in ("detached", "withdrawn", "stopped") and question.route != "client":
+        if status in CALL_LEFT and question.route != "client":
             relay = self.relay
             if relay is not None and relay.waits_for(question.id):
                 return  # another call in this worker attached to the same ask still waits
         self.observer.ended(question, status, answer)
 
-    def _route(self, ctx: Context) -> str:
+    def _route(self, ctx: Context) -> Route:
         """How a question from `ctx` reaches a person: the client's form, a URL it opens, the inbox.
 
         A people-only caller's question always goes to the inbox, whatever the client declares:
@@ -289,7 +296,7 @@ class ElicitationTable:
         ctx: Context,
         message: str,
         schema: Mapping[str, Any],
-        route: str,
+        route: Route,
         timeout: float | None,
     ) -> Question:
         """The question as observers see it, its deadline the sooner of `timeout` and the TTL."""
@@ -516,7 +523,9 @@ class ElicitationTable:
             raise InvalidState("used")
         call.round += 1
         ctx = call.ctx
-        ctx.stream, ctx.progress_token, ctx.log_level = stream, progress_token, log_level
+        ctx.stream = stream
+        ctx.progress_token = progress_token
+        ctx.log_level = log_level
         assert call.task is not None
         if call.task.done():
             return self._collect(call)
@@ -643,7 +652,7 @@ class ElicitationTable:
         if call.wake is None:
             self._drop(call, "expired")
 
-    def _drop(self, call: ParkedCall, reason: str) -> None:
+    def _drop(self, call: ParkedCall, reason: Ending) -> None:
         """-> DROPPED (or the bookkeeping half of DONE): forget the call, its timer and its
         slot; a task still running is cancelled, its question ending as `reason`."""
         if call.timer is not None:

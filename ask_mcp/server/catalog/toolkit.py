@@ -69,6 +69,14 @@ class FromRecord:
     """The arguments' question: its message and its form's schema (what the handler asked)."""
     result: Callable[[Mapping[str, Any], ElicitResult], ToolOutput]
     """The tool's result for the arguments and the person's reply."""
+    key: str
+    """The input request key the form is offered under when no handler asks it (a record
+    task's, :mod:`ask_mcp.server.eras.tasks`)."""
+
+    def input_key(self, attempt: int) -> str:
+        """The key of the form's `attempt`-th asking: :attr:`key`, then ``key.2``, ``key.3``…
+        (an answer to an earlier asking is never taken for a later one)."""
+        return self.key if attempt == 1 else f"{self.key}.{attempt}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +130,8 @@ class ToolSpec:
     required_capabilities: Mapping[str, Any] | None
     from_record: tuple[str, str] | None = None
     """The names of the toolkit's methods giving :class:`FromRecord`'s form and result."""
+    record_key: str | None = None
+    """:attr:`FromRecord.key` (None: the tool's name under its prefix)."""
     task: str | None = None
     """See :attr:`Tool.task`."""
 
@@ -135,6 +145,7 @@ def tool(
     annotations: Mapping[str, Any] | None = None,
     required_capabilities: Mapping[str, Any] | None = None,
     from_record: tuple[str, str] | None = None,
+    record_key: str | None = None,
     task: str | None = None,
 ) -> Callable[[_F], _F]:
     """Mark a toolkit method `async def m(self, ctx, arguments)` as the tool `name`.
@@ -142,6 +153,8 @@ def tool(
     The description defaults to the method's docstring. `from_record` names two methods of the
     toolkit, ``form(arguments)`` and ``result(arguments, reply)``: give them only when the
     tool's result is a pure function of its arguments and the reply (see :class:`FromRecord`).
+    `record_key` is the input request key its form is then offered under when no handler asks
+    it; it defaults to the tool's name under its prefix, the key ``ctx.elicit`` uses.
     """
 
     def mark(method: _F) -> _F:
@@ -154,6 +167,7 @@ def tool(
             annotations=annotations,
             required_capabilities=required_capabilities,
             from_record=from_record,
+            record_key=record_key,
             task=task,
         )
         return method
@@ -382,23 +396,26 @@ class Toolkit:
     def tools(self, prefix: str) -> Iterator[Tool]:
         """The toolkit's tools under `prefix`, in the order the class defines them."""
         for attr, spec in self._specs("__ask_mcp_tool__", ToolSpec):
+            name = _prefixed(prefix, spec.name)
             yield Tool(
-                name=_prefixed(prefix, spec.name),
+                name=name,
                 description=spec.description,
                 handler=getattr(self, attr),
                 input_schema=spec.input_schema,
                 title=spec.title,
                 annotations=spec.annotations,
                 required_capabilities=spec.required_capabilities,
-                from_record=self._from_record(spec),
+                from_record=self._from_record(spec, name),
                 task=spec.task,
             )
 
-    def _from_record(self, spec: ToolSpec) -> FromRecord | None:
+    def _from_record(self, spec: ToolSpec, name: str) -> FromRecord | None:
         if spec.from_record is None:
             return None
         form, result = spec.from_record
-        return FromRecord(form=getattr(self, form), result=getattr(self, result))
+        return FromRecord(
+            form=getattr(self, form), result=getattr(self, result), key=spec.record_key or name
+        )
 
     @classmethod
     def _members(cls) -> list[str]:

@@ -33,14 +33,19 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Final, Protocol
+from typing import Any, Final, Literal, Protocol, get_args
 
 from ask_mcp.protocol import mcp
 from ask_mcp.protocol.forms import ElicitResult, check_form_schema, form_errors, read_elicit_result
-from ask_mcp.protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, JsonRpcError
+from ask_mcp.protocol.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    JsonRpcError,
+)
 from ask_mcp.server.asking.table import MAX_REASKS, ElicitationTable
 from ask_mcp.server.catalog.results import finish_tool_call
-from ask_mcp.server.catalog.toolkit import Tool
+from ask_mcp.server.catalog.toolkit import FromRecord, Tool
 from ask_mcp.server.context import Context
 from ask_mcp.server.errors import (
     PEOPLE_ONLY_TEXT,
@@ -52,7 +57,7 @@ from ask_mcp.server.errors import (
 )
 from ask_mcp.server.identity import Identity
 from ask_mcp.server.ids import new_ask_id
-from ask_mcp.server.question import Question
+from ask_mcp.server.question import Ending, Question
 from ask_mcp.server.request_state import InvalidState
 
 EXTENSION: Final = "io.modelcontextprotocol/tasks"
@@ -62,18 +67,24 @@ REQUIRED: Final[Mapping[str, Any]] = {"extensions": {EXTENSION: {}}}
 RESULT_TASK: Final = "task"
 """The resultType of a CreateTaskResult, and of nothing else."""
 
-WORKING: Final = "working"
+TaskStatus = Literal["working", "input_required", "completed", "failed", "cancelled"]
+"""A task's status, as the wire's `status` field and the task's row carry it."""
+TASK_STATUSES: Final[tuple[TaskStatus, ...]] = get_args(TaskStatus)
+"""Every status, in the order of the status machine."""
+WORKING: Final[TaskStatus] = "working"
 """Being processed (or, without form elicitation, waiting on a person in the inbox)."""
-INPUT_REQUIRED: Final = "input_required"
+INPUT_REQUIRED: Final[TaskStatus] = "input_required"
 """Blocked on the client's answers to `inputRequests`."""
-COMPLETED: Final = "completed"
+COMPLETED: Final[TaskStatus] = "completed"
 """Ended with a result (an `isError` tool result included)."""
-FAILED: Final = "failed"
+FAILED: Final[TaskStatus] = "failed"
 """Ended with a JSON-RPC error."""
-CANCELLED: Final = "cancelled"
+CANCELLED: Final[TaskStatus] = "cancelled"
 """Ended by tasks/cancel."""
-TERMINAL: Final = frozenset({COMPLETED, FAILED, CANCELLED})
+TERMINAL: Final[frozenset[TaskStatus]] = frozenset({COMPLETED, FAILED, CANCELLED})
 """Statuses that never change again."""
+CANCELLED_MESSAGE: Final = "Cancelled by the client (tasks/cancel)."
+"""The statusMessage of a task ended by tasks/cancel."""
 
 POLL_INTERVAL_MS: Final = 2_000
 """Suggested poll interval: a person answers in seconds at best, so 2 s wastes little."""
@@ -94,6 +105,17 @@ def declares_tasks(capabilities: Mapping[str, Any]) -> bool:
     return isinstance(extensions, Mapping) and isinstance(extensions.get(EXTENSION), Mapping)
 
 
+def task_status(text: str) -> TaskStatus:
+    """A status read back from where a task was stored (its row's text).
+
+    Raises:
+        ValueError: `text` names no status.
+    """
+    if text in TASK_STATUSES:
+        return text
+    raise ValueError(f"{text!r} is no task status (one of {', '.join(TASK_STATUSES)})")
+
+
 def iso(seconds: float) -> str:
     """A time as the ISO 8601 UTC text the task's fields carry."""
     moment = dt.datetime.fromtimestamp(seconds, dt.UTC)
@@ -109,7 +131,7 @@ class TaskRecord:
     """Who created it: the creating request's identity (its principal alone may read it)."""
     tool: str
     arguments: dict[str, Any]
-    status: str
+    status: TaskStatus
     created_at: float
     updated_at: float
     ttl_ms: int
@@ -130,6 +152,49 @@ class TaskRecord:
     ask_waiting: bool = False
     """Read with the row, never stored: its ask was pending, unexpired and held by no call then,
     so tasks/get has nothing to collect and writes nothing (False: look at the ask's record)."""
+
+    # ------------------------------------------------------------------ the status machine
+
+    def require_input(self, key: str, request: dict[str, Any]) -> None:
+        """Wait for the client's answer to `request` under `key`, beside any others."""
+        self.input_requests[key] = request
+        self.status = INPUT_REQUIRED
+
+    def input_given(self, key: str) -> None:
+        """No longer wait on `key` (answered, or given up): working again once none is left."""
+        self.input_requests.pop(key, None)
+        if not self.input_requests and self.status == INPUT_REQUIRED:
+            self.status = WORKING
+
+    def ask_again(self, key: str, request: dict[str, Any]) -> None:
+        """Wait for the client's answer to `request` under `key` instead of every earlier one
+        (a record task's form asked again, never under a key used before)."""
+        self.input_requests = {}
+        self.require_input(key, request)
+
+    def complete(self, result: dict[str, Any]) -> None:
+        """End with `result` (an `isError` tool result included); nothing is waited on."""
+        self.status = COMPLETED
+        self.result = result
+        self._settle("")
+
+    def fail(self, error: dict[str, Any], message: str = "") -> None:
+        """End with the JSON-RPC error `error`, saying `message` if there is one to say."""
+        self.status = FAILED
+        self.error = error
+        self._settle(message)
+
+    def cancel(self) -> None:
+        """End by tasks/cancel."""
+        self.status = CANCELLED
+        self._settle(CANCELLED_MESSAGE)
+
+    def _settle(self, message: str) -> None:
+        """An ending waits on nothing: its input requests go, and its message is `message`."""
+        self.input_requests = {}
+        self.status_message = message
+
+    # ------------------------------------------------------------------ the wire
 
     def wire(self) -> dict[str, Any]:
         """The Task fields every task message carries."""
@@ -243,14 +308,15 @@ class _TaskChannel:
     """The InputChannel of a handler task: a request becomes an entry of `inputRequests`."""
 
     def __init__(self, engine: TaskEngine, task: TaskRecord, running: _Running) -> None:
-        self.engine, self.task, self.running = engine, task, running
+        self.engine = engine
+        self.task = task
+        self.running = running
 
     async def request(self, key: str, request: dict[str, Any], deadline: float) -> Any:
         task, running = self.task, self.running
         answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         running.waiting[key] = answer
-        task.input_requests[key] = request
-        task.status = INPUT_REQUIRED
+        task.require_input(key, request)
         await self.engine.touch(task)
         try:
             async with asyncio.timeout(max(0.0, deadline - time.time())):
@@ -259,9 +325,7 @@ class _TaskChannel:
             raise ElicitationTimedOut from exc
         finally:
             running.waiting.pop(key, None)
-            task.input_requests.pop(key, None)
-            if not task.input_requests and task.status == INPUT_REQUIRED:
-                task.status = WORKING
+            task.input_given(key)
 
 
 class TaskEngine:
@@ -301,7 +365,7 @@ class TaskEngine:
         """The CreateTaskResult of a call whose input came by MRTR rounds first and whose
         outcome is `result` already: a task stored completed."""
         task = self._new(ctx, tool, self._clock())
-        task.status, task.result = COMPLETED, result
+        task.complete(result)
         await self.store.create(task)
         return {"resultType": RESULT_TASK, **task.wire()}
 
@@ -332,13 +396,14 @@ class TaskEngine:
                 "ASKSERVER_TASK_LIMIT): wait for some to end, or cancel them with tasks/cancel"
             )
         task = self._new(ctx, tool, now)
-        if tool.from_record is not None:
+        recorded = tool.from_record
+        if recorded is not None:
             try:
-                message, schema = tool.from_record.form(ctx.arguments)
+                message, schema = recorded.form(ctx.arguments)
                 check_form_schema(schema)
             except Exception:  # bad arguments: the ordinary call gives the tool's own error
                 return None
-            await self._open_ask(ctx, task, message, schema)
+            await self._open_ask(ctx, task, recorded, message, schema)
             await self.store.create(task)
         else:
             await self.store.create(task)
@@ -346,10 +411,16 @@ class TaskEngine:
         return {"resultType": RESULT_TASK, **task.wire()}
 
     async def _open_ask(
-        self, ctx: Context, task: TaskRecord, message: str, schema: Mapping[str, Any]
+        self,
+        ctx: Context,
+        task: TaskRecord,
+        recorded: FromRecord,
+        message: str,
+        schema: Mapping[str, Any],
     ) -> None:
         """Write the task's ask to the record (the inbox shows it) and, when the client
-        shows forms, offer the form as the task's first input request."""
+        shows forms, offer the form as the task's first input request, under the key the
+        tool's `recorded` declaration gives."""
         task.ask_id = new_ask_id().hex
         task.ask_expires_at = task.created_at + self.ttl
         question = self._question(task, message, schema)
@@ -361,8 +432,7 @@ class TaskEngine:
         if task.who.people_only:  # a person answers in the inbox, whatever the client shows
             task.status_message = PEOPLE_WAIT
         elif mcp.supports_form_elicitation(ctx.capabilities):  # nothing is parked: no channel
-            task.status = INPUT_REQUIRED
-            task.input_requests = {_key(task.attempt): _form_request(message, schema)}
+            task.require_input(recorded.input_key(task.attempt), _form_request(message, schema))
         else:
             task.status_message = INBOX_WAIT
 
@@ -397,26 +467,22 @@ class TaskEngine:
         async def run() -> None:
             try:
                 value = await tool.handler(ctx, dict(task.arguments))
-                outcome = finish_tool_call(tool.name, value, None)
-                task.status, task.result = COMPLETED, outcome
+                task.complete(finish_tool_call(tool.name, value, None))
             except asyncio.CancelledError:
                 raise
             except JsonRpcError as exc:
-                task.status, task.error = FAILED, exc.to_dict()
-                task.status_message = exc.message
+                task.fail(exc.to_dict(), exc.message)
             except MissingClientCapability as exc:
-                task.status, task.error = FAILED, {"code": -32021, "message": exc.message}
+                task.fail({"code": MISSING_REQUIRED_CLIENT_CAPABILITY, "message": exc.message})
             except Exception as exc:  # the handler's failure, as a tools/call would show it
                 try:
-                    task.status, task.result = COMPLETED, finish_tool_call(tool.name, None, exc)
+                    task.complete(finish_tool_call(tool.name, None, exc))
                 except JsonRpcError as error:
-                    task.status, task.error = FAILED, error.to_dict()
+                    task.fail(error.to_dict())
                 except Exception:
-                    task.status = FAILED
-                    task.error = {"code": INTERNAL_ERROR, "message": "Internal error"}
+                    task.fail({"code": INTERNAL_ERROR, "message": "Internal error"})
             finally:
                 self._running.pop(task.id, None)
-            task.input_requests = {}
             await self.touch(task)
 
         running.job = asyncio.create_task(run(), name=f"ask_mcp task {task.id[:8]}")
@@ -473,8 +539,7 @@ class TaskEngine:
                 setattr(task, name, getattr(fresh, name))
 
     async def _complete(self, task: TaskRecord, result: dict[str, Any]) -> None:
-        task.status, task.result, task.input_requests = COMPLETED, result, {}
-        task.status_message = ""
+        task.complete(result)
         if not await self.touch(task):
             await self._reload_into(task)
 
@@ -507,9 +572,7 @@ class TaskEngine:
         if running is not None:
             task = running.task  # the handler's own copy: its next write must not undo this
         for key in answered:
-            task.input_requests.pop(key, None)
-        if not task.input_requests:
-            task.status = WORKING
+            task.input_given(key)
         await self.touch(task)  # the answered keys are gone before the acknowledgement
         if running is not None:
             for key, value in answered.items():
@@ -520,14 +583,15 @@ class TaskEngine:
 
     async def _answer_record(self, task: TaskRecord, tool: Tool, raw: Any) -> None:
         """The client's answer to a record task's form: decide the ask, or ask again."""
-        assert tool.from_record is not None
-        message, schema = tool.from_record.form(task.arguments)
+        recorded = tool.from_record
+        assert recorded is not None
+        message, schema = recorded.form(task.arguments)
         if task.ask_expires_at <= self._clock():  # too late: it ends as its ask did
             await self._collect(task, tool)  # a person's answer in time, or the timeout
             return
-        reply = (read_elicit_result(raw) if isinstance(raw, Mapping) else None) or ElicitResult(
-            "decline"
-        )
+        reply = read_elicit_result(raw) if isinstance(raw, Mapping) else None
+        if reply is None:  # an answer that is no ElicitResult is a refusal
+            reply = ElicitResult("decline")
         if reply.action == "accept":
             problems = form_errors(schema, reply.content or {})
             if problems:
@@ -539,7 +603,7 @@ class TaskEngine:
                     return
                 task.attempt += 1
                 text = f"{message}\n\n(The previous answer could not be used: {summary}.)"
-                task.input_requests = {_key(task.attempt): _form_request(text, schema)}
+                task.ask_again(recorded.input_key(task.attempt), _form_request(text, schema))
                 await self.touch(task)
                 return
             fields = schema.get("properties", {})
@@ -547,7 +611,7 @@ class TaskEngine:
             reply = ElicitResult("accept", content)
         records = self.table.records
         if records is None:
-            value = tool.from_record.result(task.arguments, reply)
+            value = recorded.result(task.arguments, reply)
             await self._complete(task, finish_tool_call(task.tool, value, None))
             return
         question = self._question(task, message, schema, attached=True)
@@ -559,11 +623,11 @@ class TaskEngine:
         except (ElicitationTimedOut, QuestionNoLongerWaiting) as exc:
             await self._complete(task, finish_tool_call(task.tool, None, exc))
             return
-        value = tool.from_record.result(task.arguments, decided)
+        value = recorded.result(task.arguments, decided)
         await self._complete(task, finish_tool_call(task.tool, value, None))
 
     def _withdraw(
-        self, task: TaskRecord, message: str, schema: Mapping[str, Any], status: str
+        self, task: TaskRecord, message: str, schema: Mapping[str, Any], status: Ending
     ) -> None:
         if self.table.observer is not None:
             self.table.observer.ended(self._question(task, message, schema), status, None)
@@ -573,8 +637,7 @@ class TaskEngine:
         task, tool = await self._owned(task_id, principal)
         if task.status in TERMINAL:
             return {}
-        task.status, task.input_requests = CANCELLED, {}
-        task.status_message = "Cancelled by the client (tasks/cancel)."
+        task.cancel()
         if not await self.touch(task):
             return {}
         if task.ask_id is not None and tool is not None and tool.from_record is not None:
@@ -588,11 +651,6 @@ class TaskEngine:
         return {}
 
 
-def _key(attempt: int) -> str:
-    """The input request key of a record task's form: new for every re-ask (never reused)."""
-    return "user_ask" if attempt == 1 else f"user_ask.{attempt}"
-
-
 def _form_request(message: str, schema: Mapping[str, Any]) -> dict[str, Any]:
     params = {"mode": "form", "message": message, "requestedSchema": dict(schema)}
     return {"method": mcp.ELICITATION_METHOD, "params": params}
@@ -603,7 +661,9 @@ __all__ = [
     "MemoryTaskStore",
     "TaskEngine",
     "TaskRecord",
+    "TaskStatus",
     "TaskStore",
     "declares_tasks",
     "task_id_of",
+    "task_status",
 ]

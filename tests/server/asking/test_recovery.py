@@ -18,7 +18,7 @@ from ask_mcp import MCPServer
 from ask_mcp.protocol.forms import ElicitResult
 from ask_mcp.server.catalog.toolkit import Toolkit, ToolResult, tool
 from ask_mcp.server.errors import NO_LONGER_WAITING_TEXT, TIMED_OUT_TEXT
-from ask_mcp.server.question import Question
+from ask_mcp.server.question import Ending, Question
 from ask_mcp.server.request_state import InvalidState, StateSealer
 from tests.support.scripted import call_tool, text
 from tests.support.wire import FORM_CAPS
@@ -39,7 +39,7 @@ class Record:
     async def asked(self, question: Question) -> None:
         self.asks[question.id] = {"status": "pending", "reply": None, "collected": False}
 
-    def ended(self, question: Question, status: str, answer: Mapping[str, Any] | None) -> None:
+    def ended(self, question: Question, status: Ending, answer: Mapping[str, Any] | None) -> None:
         row = self.asks[question.id]
         if row["status"] == "pending" and status not in ("detached", "stopped"):
             row["status"] = status

@@ -24,7 +24,7 @@ from ask_mcp.server.errors import (
     NoValidAnswer,
 )
 from ask_mcp.server.identity import Identity
-from ask_mcp.server.question import Question
+from ask_mcp.server.question import Ending, Question
 from ask_mcp.server.request_state import InvalidState, StateClaims, StateSealer, derive_key
 from tests.support.wire import FORM_CAPS
 
@@ -51,13 +51,13 @@ class Clock:
 class Observer:
     def __init__(self) -> None:
         self.questions: list[Question] = []
-        self.endings: list[str] = []
+        self.endings: list[Ending] = []
         self.ended_event = asyncio.Event()
 
     async def asked(self, question: Question) -> None:
         self.questions.append(question)
 
-    def ended(self, question: Question, status: str, answer: Mapping[str, Any] | None) -> None:
+    def ended(self, question: Question, status: Ending, answer: Mapping[str, Any] | None) -> None:
         self.endings.append(status)
         self.ended_event.set()
 

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from ask_mcp import MCPServer
+from ask_mcp.protocol.forms import ElicitResult
 from ask_mcp.server import (
     Context,
     PromptArgument,
@@ -149,3 +150,31 @@ def test_bad_declarations_fail_when_the_toolkit_is_plugged(make: Any, message: s
 
     with pytest.raises(ValueError, match=re.escape(message)):
         MCPServer("t").plug(Bad())
+
+
+class Recorded(Toolkit):
+    """A tool finishable from its record, with the key its form is then offered under left to
+    the default."""
+
+    default_prefix = "rec"
+
+    @tool("pick", from_record=("form_of", "result_of"))
+    async def pick(self, ctx: Context, arguments: dict[str, Any]) -> str:
+        """Picks."""
+        return ""
+
+    def form_of(self, arguments: Any) -> tuple[str, dict[str, Any]]:
+        return "Pick one", {"type": "object", "properties": {}}
+
+    def result_of(self, arguments: Any, reply: ElicitResult) -> str:
+        return reply.action
+
+
+def test_the_toolkit_names_the_key_a_record_tasks_form_is_offered_under() -> None:
+    server = MCPServer("t").plug(Recorded(), prefix="team").plug(AskToolkit(), prefix="desk")
+    picked = server.tools["team_pick"].from_record
+    asked = server.tools["desk_ask"].from_record
+    assert picked is not None and asked is not None
+    # By default the tool's own name, as ctx.elicit's key; user_ask's whatever its prefix.
+    assert [picked.input_key(n) for n in (1, 2, 3)] == ["team_pick", "team_pick.2", "team_pick.3"]
+    assert [asked.input_key(n) for n in (1, 2)] == ["user_ask", "user_ask.2"]

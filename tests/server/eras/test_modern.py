@@ -17,6 +17,7 @@ import pytest
 from ask_mcp.protocol.jsonrpc import Request
 from ask_mcp.server import (
     Context,
+    Ending,
     Question,
     Server,
     Toolkit,
@@ -90,13 +91,13 @@ class Observer:
 
     def __init__(self) -> None:
         self.questions: list[Question] = []
-        self.endings: list[str] = []
+        self.endings: list[Ending] = []
         self.changed = asyncio.Event()
 
     async def asked(self, question: Question) -> None:
         self.questions.append(question)
 
-    def ended(self, question: Question, status: str, answer: Mapping[str, Any] | None) -> None:
+    def ended(self, question: Question, status: Ending, answer: Mapping[str, Any] | None) -> None:
         self.endings.append(status)
         self.changed.set()
 
