@@ -13,6 +13,7 @@ import time
 from typing import Any, Final
 
 from ask_mcp.ops import metrics
+from ask_mcp.protocol import mcp
 
 logger = logging.getLogger("ask_mcp.requests")
 
@@ -48,8 +49,8 @@ class Exchange:
                 return f"error {reply['error'].get('code')}"
             result = reply.get("result")
             if isinstance(result, dict):
-                if result.get("resultType") == "input_required":
-                    return "input_required"
+                if result.get("resultType") == mcp.RESULT_INPUT_REQUIRED:
+                    return mcp.RESULT_INPUT_REQUIRED
                 if result.get("isError") is True:
                     return "tool_error"
             return "ok"
