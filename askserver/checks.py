@@ -30,7 +30,10 @@ from askserver import environment
 
 Messages = list[CheckMessage]
 
-W003_MESSAGE: Final = "The environment variable {old} is set: it is read for one more release only."
+W003_MESSAGE: Final = (
+    "The environment variable {old} is set: it is read until askserver {removed}, which stops "
+    "reading it."
+)
 W003_HINT: Final = "Rename it to {new} (askserver's variables all start with {prefix})."
 E050_MESSAGE: Final = "The environment variable {problem}."
 E050_HINT: Final = "Fix or unset {name}; the settings table says what it takes."
@@ -72,7 +75,7 @@ def check_environment(app_configs: Sequence[AppConfig] | None = None, **kwargs: 
 def _check_old_names() -> Messages:
     return [
         Warning(
-            W003_MESSAGE.format(old=old),
+            W003_MESSAGE.format(old=old, removed=environment.OLD_NAMES_REMOVED_IN),
             hint=W003_HINT.format(new=new, prefix=environment.PREFIX),
             id="ask_mcp.W003",
         )

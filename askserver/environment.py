@@ -35,8 +35,10 @@ DATABASE_SCHEMES: Final = ("postgres", "postgresql")
 REDIS_SCHEMES: Final = ("redis", "rediss", "unix")
 """The schemes ASKSERVER_REDIS_URL may have (those channels_redis connects to)."""
 OLD_PREFIX: Final = "ASK_MCP_"
-"""The prefix some variables had before; a row's `also` name with it is read for one more
-release, and the check ask_mcp.W003 names the new name while it is set."""
+"""The prefix some variables had before; a row's `also` name with it is still read, until
+:data:`OLD_NAMES_REMOVED_IN` removes it (ask_mcp.W003 names the new name meanwhile)."""
+OLD_NAMES_REMOVED_IN: Final = "0.2.0"
+"""The askserver version that stops reading the old `ASK_MCP_` names."""
 
 
 def _v(name: str, kind: Kind, default: Any, meaning: str, **more: Any) -> Variable:
