@@ -45,7 +45,7 @@ class Variable:
     choices: tuple[str, ...] = ()
     also: tuple[str, ...] = ()
     """Other names read when this one is unset: a conventional one (DATABASE_URL), or an old
-    name still read for one release."""
+    name still read until the version its owner names."""
     default_text: str | None = None
     """The default as the settings table shows it, when the value alone would not say it."""
     optional: bool = False

@@ -34,6 +34,7 @@ from ask_mcp.server.core import Server
 from ask_mcp.server.eras.legacy import LegacySession
 from ask_mcp.server.identity import Identity
 from ask_mcp.team.auth import Unauthorized, authenticate
+from ask_mcp.transports.access_log import Exchange
 from ask_mcp.transports.admission import (
     HttpProblem,
     accepted,
@@ -43,7 +44,6 @@ from ask_mcp.transports.admission import (
     read_body,
     read_headers,
 )
-from ask_mcp.transports.exchanges import Exchange
 
 if TYPE_CHECKING:
     from ask_mcp.workers.sessions import LegacySessions
