@@ -97,7 +97,7 @@ DEBUG: bool = _env("DEBUG")
 ALLOWED_HOSTS: list[str] = _env("ALLOWED_HOSTS")
 CSRF_TRUSTED_ORIGINS: list[str] = _env("CSRF_TRUSTED_ORIGINS")
 
-# Behind a TLS proxy (README, Running several workers) the workers see plain http: without the
+# Behind a TLS proxy (docs/deploy/workers.md) the workers see plain http: without the
 # proxy's word for the scheme, Django compared an https Origin with http://host and refused every
 # inbox and admin POST (403), and the inbox socket refused its https page.
 if _env("TRUST_FORWARDED_PROTO"):
@@ -236,7 +236,7 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "ask_mcp:inbox"
 LOGOUT_REDIRECT_URL = "login"
 
-# Mail through Django's SMTP backend when ASKSERVER_EMAIL_URL is set (README, Reaching people).
+# Mail through Django's SMTP backend when ASKSERVER_EMAIL_URL is set (docs/answering/reach.md).
 EMAIL_URL = _env("EMAIL_URL")
 if EMAIL_URL:
     MAILERS = _mailers(EMAIL_URL)

@@ -73,7 +73,7 @@ else:
 
 
 class CollectedFilter(admin.SimpleListFilter):
-    """Decided asks whose decision a call took, or not yet (README, Nothing lost)."""
+    """Decided asks whose decision a call took, or not yet (docs/agents/nothing-lost.md)."""
 
     title = "delivered to the agent"
     parameter_name = "collected"

@@ -149,7 +149,7 @@ class Ask(models.Model):
     call_id = models.CharField(
         max_length=64, blank=True, help_text="The parked call, for questions sent to the client."
     )
-    # Durable asks (README, Nothing lost): who waits on the ask, and who took its decision.
+    # Durable asks (docs/agents/nothing-lost.md): who waits on the ask, and who took its decision.
     detached_at = models.DateTimeField(null=True, blank=True, help_text=DETACHED_HELP)
     attach_key = models.CharField(max_length=64, blank=True, default="", editable=False)
     """Principal, tool and arguments (or the call's idempotency key) digested: a call asking

@@ -25,7 +25,7 @@ META_SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"
 META_PROGRESS_TOKEN: Final = "progressToken"
 META_IDEMPOTENCY_KEY: Final = "askserver/idempotencyKey"
 """A call's own key for "the same question": a call asking again with it attaches to the ask
-the earlier call left waiting, instead of a digest of its arguments (README, Nothing lost)."""
+the earlier call left waiting, instead of a digest of its arguments (docs/agents/nothing-lost.md)."""
 IDEMPOTENCY_KEY_MAX: Final = 200
 """The longest idempotency key taken (characters)."""
 

@@ -92,7 +92,7 @@ async def ask_answer(
     Not taken when it came too late (someone else decided first, the ask expired), or when no
     call waits on the ask right now (its client left, its worker stopped): then the answer is
     kept as decided and not collected, and the next call asking the same, or the client's
-    retry, collects it (README, Nothing lost).
+    retry, collects it (docs/agents/nothing-lost.md).
 
     Raises:
         ChannelLayerUnavailable: the worker holding the call could not be reached (Redis is

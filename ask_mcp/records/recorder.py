@@ -53,7 +53,7 @@ WRITE_AT: Final = 32
 """Queued changes (two per MRTR call) that start a write before the gather window ends. A batch
 is planned on the event loop and written on a thread sharing the server's core, so requests
 behind it wait for all of it: under load, 25 ms of changes (50 calls) held the rounds' p99 at
-6 ms; batches of 32 changes keep it about 3 ms and cost little more (README, Performance)."""
+6 ms; batches of 32 changes keep it about 3 ms and cost little more (docs/measurements/performance.md)."""
 RETRY_PAUSES: Final = (0.1, 0.25, 0.5, 1.0, 2.0)
 """Seconds before writing again after the database failed; the last repeats."""
 NOT_RECORDED: Final = (

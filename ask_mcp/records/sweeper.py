@@ -3,7 +3,7 @@
 The worker holding a call ends its ask itself at the deadline; the sweeper is the backstop for
 asks whose worker stopped (a restart, a crash): it ends them when their time is up, never
 because their worker is gone, since a call asking the same, or a client's retry, can still
-collect them (README, Nothing lost). An ask whose call left with its connection is withdrawn
+collect them (docs/agents/nothing-lost.md). An ask whose call left with its connection is withdrawn
 once DETACHED_GRACE_SECONDS pass with no call attached. Each sweep also applies the retention
 (:mod:`ask_mcp.records.retention`): old answers, then old asks with everything that refers to
 them. It runs as one task in the server process, started with the application

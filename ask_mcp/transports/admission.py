@@ -1,7 +1,7 @@
 """The HTTP-level admission of a request to /mcp: its headers, Host, Origin, Accept and body limit; knows no JSON-RPC method.
 
 Each check refuses with an :class:`HttpProblem` (a status and the words of a JSON-RPC error) in
-the order the README's error ladder gives; :class:`~ask_mcp.transports.http.McpEndpoint` runs
+the order the validation ladder of docs/reference/endpoint.md gives; :class:`~ask_mcp.transports.http.McpEndpoint` runs
 them before any message is read.
 """
 

@@ -7,7 +7,7 @@ lifespan events, so :func:`install` wraps that trigger: the worker first refuses
 daphne would, and then :func:`ask_mcp.runtime.stop_gracefully` drops the parked calls, writes
 everything the recorder holds and leaves this worker's asks pending, held by nobody, before
 the reactor stops. Under uvicorn the same runs from the lifespan shutdown
-(:func:`ask_mcp.runtime.lifecycle`). README, "Deploying without losing a question".
+(:func:`ask_mcp.runtime.lifecycle`). docs/deploy/workers.md, "Deploying without losing a question".
 """
 
 from __future__ import annotations

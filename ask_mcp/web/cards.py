@@ -44,12 +44,12 @@ NO_AGENT_WAITING: Final = (
     "No agent is waiting right now: its connection dropped or its server restarted. You can "
     "still answer; the answer is kept until the agent asks again and collects it."
 )
-"""What a pending ask's card says when no call waits on it (README, Nothing lost)."""
+"""What a pending ask's card says when no call waits on it (docs/agents/nothing-lost.md)."""
 TASK_POLLING: Final = (
     "The agent asked this as a task: it checks back for the answer rather than holding a "
     "connection, and your answer reaches it at its next check."
 )
-"""What a pending task's card says: no call waits on it, and none needs to (README, tasks)."""
+"""What a pending task's card says: no call waits on it, and none needs to (docs/agents/tasks.md)."""
 AWAITS_COLLECTION: Final = (
     "Answered, waiting for the agent to collect it: it is kept until the agent's call takes it."
 )

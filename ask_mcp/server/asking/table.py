@@ -249,7 +249,7 @@ class ElicitationTable:
             if parked is not None:
                 status = parked.end_reason
             elif not cancelled_by_client(exc):
-                status = "detached"  # the connection dropped: a re-ask may attach (README)
+                status = "detached"  # the connection dropped: a re-ask may attach
             raise
         finally:
             if not travels:
@@ -261,7 +261,7 @@ class ElicitationTable:
         """Tell the observer how the question ended, as far as its ask is concerned."""
         assert self.observer is not None
         if (status == "detached" or status == "withdrawn") and self.stopping:
-            status = "stopped"  # a deploy or a restart: the ask stays pending (README)
+            status = "stopped"  # a deploy or a restart: the ask stays pending (docs: deploying)
         elif status == "detached" and question.route == "client":
             status = "withdrawn"  # the client's form goes with its call
         if status in CALL_LEFT and question.route != "client":
