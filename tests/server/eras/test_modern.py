@@ -26,6 +26,7 @@ from ask_mcp.server import (
 from ask_mcp.server.asking import table as elicitation_module
 from ask_mcp.server.eras.modern import STATE_REJECTIONS
 from ask_mcp.server.errors import TIMED_OUT_TEXT
+from tests.support.results import text_of as text
 from tests.support.wire import FORM_CAPS, META, assert_valid
 
 COLOUR: dict[str, Any] = {
@@ -132,11 +133,6 @@ async def call(server: Server, name: str, arguments: dict[str, Any], **kw: Any) 
 def retry(state: str, **answers: Any) -> dict[str, Any]:
     responses = {key: {"action": "accept", "content": {"colour": c}} for key, c in answers.items()}
     return {"extra": {"requestState": state, "inputResponses": responses}}
-
-
-def text(reply: dict[str, Any]) -> str:
-    (block,) = reply["result"]["content"]
-    return str(block["text"])
 
 
 def rejection(reply: dict[str, Any], reason: str) -> None:
