@@ -13,11 +13,12 @@ STAMP := $(VENV)/.installed-stamp
 PYTHON ?= $(shell for p in python3.12 python3.13 python3 $$HOME/.pyenv/versions/3.12*/bin/python $$HOME/.pyenv/versions/3.13*/bin/python; do \
 	"$$p" -c 'import sys; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1 && { command -v "$$p"; break; }; done)
 
-.PHONY: help venv run test lint typecheck pytest conformance clean bench soak
+.PHONY: help venv run test lint typecheck docs pytest conformance clean bench soak
 
 help:
 	@echo "make run          serve askserver on http://$(HOST):$(PORT) (PORT=..., HOST=..., SERVER=daphne|uvicorn)"
-	@echo "make test         lint, type-check, the whole test suite and the conformance suite"
+	@echo "make test         lint, type-check, the docs build, the whole test suite and the conformance suite"
+	@echo "make docs         build the docs site strictly into $(SITE) (no broken link, no page outside the nav)"
 	@echo "make conformance  the official MCP conformance suite, both eras (installs Node 22 once)"
 	@echo "make bench        throughput, memory, resume, durability, tasks, held, inbox (two CPUs)"
 	@echo "make soak         20 minutes of asks at a steady rate: memory and open files stay flat"
@@ -26,7 +27,7 @@ $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "askserver needs Python >= 3.12; set PYTHON=/path/to/python3.12" >&2; exit 1; }
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade "pip>=25.1"
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[redis,postgres,uvicorn]' --group test --group dev
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[redis,postgres,uvicorn]' --group test --group dev --group docs
 	@touch $@
 
 venv: $(STAMP)
@@ -50,7 +51,13 @@ lint: $(STAMP)
 	$(VENV)/bin/lint-imports
 
 typecheck: $(STAMP)
-	$(VENV)/bin/mypy ask_mcp askserver .ci/conformance.py
+	$(VENV)/bin/mypy ask_mcp askserver .ci/conformance.py tests/support/conformance
+
+# The docs site, from docs/ as mkdocs.yml lays it out. --strict turns every warning into a failure:
+# a broken link or anchor, a page left out of the nav. It builds offline and loads nothing from outside.
+SITE ?= test-output/site
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir $(SITE)
 
 pytest: $(STAMP)
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
@@ -60,7 +67,7 @@ pytest: $(STAMP)
 conformance: $(STAMP)
 	$(PY) .ci/conformance.py
 
-test: lint typecheck pytest conformance
+test: lint typecheck docs pytest conformance
 
 clean:
 	rm -rf $(VENV) var test-output .cache .pytest_cache .mypy_cache .ruff_cache

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Django's command-line utility for administrative tasks."""
+"""Django's command-line utility for administrative tasks; it prepares askserver's data folder first (askserver/var.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,9 @@ import sys
 
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "askserver.settings")
+    from askserver.var import prepare_var_dir
+
+    prepare_var_dir()
     from django.core.management import execute_from_command_line
 
     execute_from_command_line(sys.argv)

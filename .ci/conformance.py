@@ -1,7 +1,7 @@
 """Runs the official MCP conformance suite against askserver, both eras, and fails on any failed check.
 
 Installs Node 22 and the pinned suite from the npm registry into .cache/conformance (once),
-starts daphne with the Conformance fixture (askserver.settings_conformance) on a free loopback
+starts daphne with the Conformance fixture (tests.support.conformance.settings) on a free loopback
 port with a throwaway SQLite database, runs the 2026-07-28 and 2025-11-25 requirement sets,
 prints the suite's summaries and a table of counts, and stops the server. The checks.json
 files land in test-output/conformance/.
@@ -165,8 +165,9 @@ class Server:
         self.log_path = workdir / "server.log"
         self.env = {
             **os.environ,
-            "DJANGO_SETTINGS_MODULE": "askserver.settings_conformance",
+            "DJANGO_SETTINGS_MODULE": "tests.support.conformance.settings",
             "ASKSERVER_VAR_DIR": str(workdir),
+            # The fixture is in the checkout, not in the wheel: imported from the repository root.
             "PYTHONPATH": str(ROOT),
         }
         self.process: subprocess.Popen[bytes] | None = None

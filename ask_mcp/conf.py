@@ -1,7 +1,16 @@
-"""The `ASK_MCP` setting, read lazily and typed: its keys, their defaults, and the renamed environment variables.
+"""The `ASK_MCP` setting, declared once and read lazily: each key's name, type, default and meaning, and the typed view.
 
-A leaf: it imports nothing of ask_mcp and builds nothing (:mod:`ask_mcp.runtime` builds the
-server from these values). Values are read when used, never at import, and the typed view is
+Each key is declared once, as a field of :class:`AskSettings` carrying its :class:`Setting`:
+the key is the field's name in capitals, the field's type is what the typed view holds, and the
+:class:`Setting` says the key's kind, default and one line of meaning, and the id its check
+reports. Everything else is derived from those fields: :data:`SETTINGS`, :data:`DEFAULTS`,
+the typed view and each key's `ASKSERVER_` variable (:data:`VARIABLES`, read by
+:func:`from_environment`) here, the check of each key's kind in :mod:`ask_mcp.checks`, and the
+settings table from the variables.
+
+A leaf: it imports nothing of ask_mcp but the pure reader of environment variables
+(:mod:`ask_mcp.ops.environment`), and builds nothing (:mod:`ask_mcp.runtime` builds the server
+from these values). Values are read when used, never at import, and the typed view is
 cached until `setting_changed` says `ASK_MCP` changed, as channels' `layers.py` does for
 `CHANNEL_LAYERS`. The engine and the protocol never import this module: they are handed their
 values through constructors.
@@ -10,86 +19,272 @@ values through constructors.
 from __future__ import annotations
 
 import functools
-import os
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Final
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Final, Literal
 
 from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 
-DEFAULTS: Final[Mapping[str, Any]] = {
-    "NAME": "askserver",
-    "TITLE": "askserver",
-    "VERSION": "0.1.0",
-    "INSTRUCTIONS": (
+from ask_mcp.ops import environment
+
+Kind = Literal[
+    "text", "toolkits", "count", "seconds", "days", "hook", "origins", "flag", "origin", "token"
+]
+"""What a key's value is; the kind says how the environment spells it, how the checks vet it and
+how the typed view converts it:
+
+- `text`: a string, not checked;
+- `toolkits`: toolkit name (or dotted path) -> its settings;
+- `count`: a positive integer; `seconds`, `days`: a positive number of them;
+- `hook`: a dotted path to a factory (or the factory itself), or None;
+- `origins`: a list of origins; `origin`: an http(s) origin, or None;
+- `flag`: True or False;
+- `token`: a secret string, or None; never quoted in a message.
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """One `ASK_MCP` key: its kind, default and meaning, and the id its check reports."""
+
+    key: str
+    kind: Kind
+    default: Any
+    meaning: str
+    """One line, as the settings table shows it."""
+    check: str | None = None
+    """The id of the error its kind's check reports; None: the value is not checked."""
+    hint: str | None = None
+    """What that error adds after saying what the value must be."""
+    optional: bool = False
+    """A count or a number that may also be None (`none` in the environment)."""
+    shown: str | None = None
+    """The default as the settings table shows it, when the value alone would not say it."""
+
+
+_SETTING: Final = "ask_mcp.setting"
+
+
+def _key(kind: Kind, default: Any, meaning: str, **more: Any) -> Any:
+    """A field of :class:`AskSettings` declaring its key (named by the field)."""
+    return field(metadata={_SETTING: Setting("", kind, default, meaning, **more)})
+
+
+@dataclass(frozen=True, slots=True)
+class AskSettings:
+    """The `ASK_MCP` keys, in the settings table's order, with their types: the one declaration.
+
+    :func:`values` builds it from :func:`get` once the system checks have vetted the values (the
+    checks name a bad value and its fix; this view only converts it to its field's type).
+    """
+
+    name: str = _key("text", "askserver", "`serverInfo.name`")
+    title: str = _key("text", "askserver", "`serverInfo.title`")
+    version: str = _key("text", "0.1.0", "`serverInfo.version`")
+    instructions: str = _key(
+        "text",
         "user_ask puts a question to the person you work for and waits for their answer. "
-        "Ask only when you cannot proceed without them."
-    ),
-    "TOOLKITS": {"Ask": {}},
-    "ELICITATION_CAPACITY": 64,
-    "ELICITATION_PER_PRINCIPAL": 16,
-    "ELICITATION_TTL": 600,
-    "ON_ELICIT": None,
-    "OBSERVER": None,
-    "ANSWER_URL": None,
-    "MAX_BODY_BYTES": 1024 * 1024,
-    "HEADER_TIMEOUT_SECONDS": 20.0,
-    "MAX_CONNECTIONS_PER_ADDRESS": 512,
-    "ALLOWED_ORIGINS": [],
-    "KEEPALIVE_SECONDS": 15.0,
-    "SESSION_IDLE_SECONDS": 3600,
-    "ALLOW_ANONYMOUS_LOOPBACK": False,
-    "PUBLIC_URL": None,
-    "SWEEP_SECONDS": 30.0,
-    "DETACHED_GRACE_SECONDS": 600.0,
-    "ANSWER_RETENTION_DAYS": None,
+        "Ask only when you cannot proceed without them.",
+        "`server/discover` instructions",
+        shown="a sentence about `user_ask`",
+    )
+    toolkits: Mapping[str, Any] = _key(
+        "toolkits",
+        {"Ask": {}},
+        'toolkits by name (or dotted path) with their settings, as JSON; `"prefix"` beside '
+        "them renames the tools",
+        check="ask_mcp.E005",
+    )
+    elicitation_capacity: int = _key(
+        "count", 64, "questions that may wait at once", check="ask_mcp.E003"
+    )
+    elicitation_per_principal: int = _key(
+        "count",
+        16,
+        "questions one token's user may have waiting at once (their fair share of the capacity)",
+        check="ask_mcp.E003",
+    )
+    elicitation_ttl: float = _key(
+        "seconds", 600, "seconds any question waits at most", check="ask_mcp.E004"
+    )
+    on_elicit: object = _key(
+        "hook",
+        None,
+        "dotted path of a factory returning the `on_elicit` hook (askserver's: the browser "
+        "inbox; the library's default is none)",
+        check="ask_mcp.E007",
+    )
+    observer: object = _key(
+        "hook",
+        None,
+        "dotted path of a factory returning a question observer (askserver's: record every "
+        "ask; the library's default is none)",
+        check="ask_mcp.E007",
+    )
+    answer_url: object = _key(
+        "hook",
+        None,
+        "dotted path of a factory returning `(question, ctx) -> URL` of the question's page in "
+        "the inbox; enables URL-mode elicitation",
+        check="ask_mcp.E007",
+    )
+    max_body_bytes: int = _key("count", 1024 * 1024, "largest request body", check="ask_mcp.E003")
+    header_timeout_seconds: float = _key(
+        "seconds",
+        20.0,
+        "under daphne: a connection whose request headers do not complete this soon gets 408",
+        check="ask_mcp.E004",
+    )
+    max_connections_per_address: int = _key(
+        "count",
+        512,
+        "under daphne: connections one client address may hold at once (loopback counts as one)",
+        check="ask_mcp.E003",
+    )
+    allowed_origins: tuple[str, ...] = _key(
+        "origins",
+        [],
+        "comma-separated origins allowed besides same-origin requests",
+        check="ask_mcp.E008",
+    )
+    keepalive_seconds: float = _key(
+        "seconds",
+        15.0,
+        "quiet time before a held response turns into SSE and gets a keep-alive; also how often "
+        "a browser question reports progress",
+        check="ask_mcp.E004",
+    )
+    session_idle_seconds: float = _key(
+        "seconds",
+        3600,
+        "an initialize-era session with no request for this long ends, cancelling its calls",
+        check="ask_mcp.E004",
+    )
+    allow_anonymous_loopback: bool = _key(
+        "flag",
+        False,
+        "let requests from loopback addresses in without a token: for trying things out, never "
+        "behind a proxy on the same machine ([Tokens](../answering/tokens.md))",
+        check="ask_mcp.E012",
+    )
+    public_url: str | None = _key(
+        "origin",
+        None,
+        "origin used in answer URLs (`https://ask.example.com`); the request's own origin "
+        "otherwise",
+        check="ask_mcp.E009",
+    )
+    sweep_seconds: float = _key(
+        "seconds",
+        30.0,
+        "how often the sweeper looks for asks left pending past their expiry",
+        check="ask_mcp.E004",
+    )
+    detached_grace_seconds: float = _key(
+        "seconds",
+        600.0,
+        "how long a browser ask stays answerable after its call's connection dropped, so a call "
+        "asking the same can attach to it (never past its expiry; [Nothing lost]"
+        "(../agents/nothing-lost.md))",
+        check="ask_mcp.E004",
+    )
+    answer_retention_days: float | None = _key(
+        "days",
+        None,
+        "delete answers this many days after they were given (the ask and its history stay "
+        "until `ASK_RETENTION_DAYS`; an answer no call collected stays until "
+        "`DETACHED_GRACE_SECONDS` past its ask's expiry); `none` keeps them",
+        check="ask_mcp.E011",
+        hint="None keeps every answer until its ask is deleted.",
+        optional=True,
+    )
     # 90 days: a quarter, so the dashboard's 14 days and a quarterly look back at who was asked
     # what still find every ask, while questions nobody answered (and what they said) no longer
     # pile up for ever; None keeps every ask.
-    "ASK_RETENTION_DAYS": 90,
-    "EMAIL": False,
-    "REMINDER_BEFORE_SECONDS": 300,
-    "REACH_SECONDS": 5.0,
-    "ALLOW_PRIVATE_WEBHOOKS": False,
-    "METRICS": False,
-    "METRICS_TOKEN": None,
-    "TASK_TTL": 86_400,
-    "TASK_RETENTION": 86_400,
-    "TASK_LIMIT": 100,
-}
-"""Every key of `settings.ASK_MCP`, with its default. The README's settings table mirrors this."""
+    ask_retention_days: float | None = _key(
+        "days",
+        90,
+        "delete every ended ask (answered, declined, cancelled, expired, withdrawn), its history "
+        "and its deliveries this many days after its expiry, never while a task or an "
+        "uncollected answer still needs it ([Audit and history](../answering/audit.md)); `none` "
+        "keeps them",
+        check="ask_mcp.E080",
+        hint="None keeps every ask. Every ended ask, its history and its deliveries are deleted "
+        "this many days after its expiry (90 by default).",
+        optional=True,
+    )
+    email: bool = _key(
+        "flag",
+        False,
+        "mail people about asks through Django's mail framework ([Reaching people]"
+        "(../answering/reach.md))",
+        check="ask_mcp.E030",
+    )
+    reminder_before_seconds: float | None = _key(
+        "seconds",
+        300,
+        "how long before an ask's expiry a reminder goes out; `none`: no reminders",
+        check="ask_mcp.E032",
+        hint="None sends no reminders.",
+        optional=True,
+    )
+    reach_seconds: float = _key(
+        "seconds",
+        5.0,
+        "how often each worker plans and sends notifications",
+        check="ask_mcp.E004",
+    )
+    allow_private_webhooks: bool = _key(
+        "flag",
+        False,
+        "let webhooks target loopback and private addresses (never metadata or link-local ones)",
+        check="ask_mcp.E031",
+    )
+    metrics: bool = _key(
+        "flag",
+        False,
+        "serve Prometheus metrics at `/metrics` ([Operating](../deploy/operating.md))",
+        check="ask_mcp.E051",
+    )
+    metrics_token: str | None = _key(
+        "token",
+        None,
+        "the bearer token `/metrics` requires (its own: MCP tokens do not open it); needed when "
+        "METRICS is on",
+        check="ask_mcp.E052",
+    )
+    task_ttl: float = _key(
+        "seconds",
+        86_400,
+        "seconds the ask of a `user_ask` task waits for its person ([tasks](../agents/tasks.md))",
+        check="ask_mcp.E060",
+        hint="A task's ask waits TASK_TTL; its result stays readable TASK_RETENTION more.",
+    )
+    task_retention: float = _key(
+        "seconds",
+        86_400,
+        "seconds an ended task stays readable after `TASK_TTL`, then it is deleted",
+        check="ask_mcp.E061",
+        hint="A task's ask waits TASK_TTL; its result stays readable TASK_RETENTION more.",
+    )
+    task_limit: int = _key(
+        "count",
+        100,
+        "open tasks one principal may hold at once",
+        check="ask_mcp.E062",
+        hint="It bounds the open tasks of one principal (100 by default).",
+    )
 
-ENV_PREFIX: Final = "ASKSERVER_"
-"""The one prefix of askserver's environment variables (conventional names such as DATABASE_URL
-keep theirs)."""
 
-RENAMED_ENVIRONMENT: Final[Mapping[str, str]] = {
-    "ASK_MCP_REDIS_URL": "ASKSERVER_REDIS_URL",
-    "ASK_MCP_REDIS_PREFIX": "ASKSERVER_REDIS_PREFIX",
-    "ASK_MCP_LOG_LEVEL": "ASKSERVER_LOG_LEVEL",
-}
-"""Old environment variable -> its new name. The old names are read for one more release, and
-the system check ask_mcp.W003 names the new one for each old name still set."""
+SETTINGS: Final[tuple[Setting, ...]] = tuple(
+    replace(spec.metadata[_SETTING], key=spec.name.upper()) for spec in fields(AskSettings)
+)
+"""Every `ASK_MCP` key's declaration, in the settings table's order."""
 
-
-def environ(name: str, default: str | None = None) -> str | None:
-    """The environment variable `name` (an `ASKSERVER_` name), or its old `ASK_MCP_` name.
-
-    The new name wins when both are set; an empty value counts as unset.
-    """
-    if value := os.environ.get(name):
-        return value
-    for old, new in RENAMED_ENVIRONMENT.items():
-        if new == name and (value := os.environ.get(old)):
-            return value
-    return default
-
-
-def old_environment_in_use() -> list[tuple[str, str]]:
-    """(old name, new name) for each renamed environment variable that is still set."""
-    return [(old, new) for old, new in RENAMED_ENVIRONMENT.items() if os.environ.get(old)]
+DEFAULTS: Final[Mapping[str, Any]] = {setting.key: setting.default for setting in SETTINGS}
+"""Every key of `settings.ASK_MCP`, with its default."""
 
 
 def configured() -> Any:
@@ -106,72 +301,80 @@ def get(key: str) -> Any:
     return DEFAULTS[key]
 
 
-@dataclass(frozen=True, slots=True)
-class AskSettings:
-    """The `ASK_MCP` values the Django-side parts read, with their types.
+def _same(value: Any) -> Any:
+    return value
 
-    Built from :func:`get` once the system checks have vetted the values (the checks name a bad
-    value and its fix; this view only converts numbers).
-    """
 
-    elicitation_capacity: int
-    elicitation_per_principal: int
-    elicitation_ttl: float
-    max_body_bytes: int
-    header_timeout_seconds: float
-    max_connections_per_address: int
-    allowed_origins: tuple[str, ...]
-    keepalive_seconds: float
-    session_idle_seconds: float
-    allow_anonymous_loopback: bool
-    public_url: str | None
-    sweep_seconds: float
-    answer_retention_days: float | None
-    ask_retention_days: float | None
-    detached_grace_seconds: float
-    email: bool
-    reminder_before_seconds: float | None
-    reach_seconds: float
-    allow_private_webhooks: bool
-    metrics: bool
-    metrics_token: str | None
-    task_ttl: float
-    task_retention: float
-    task_limit: int
+TYPED: Final[Mapping[Kind, Callable[[Any], Any]]] = {
+    "text": _same,
+    "toolkits": _same,
+    "count": int,
+    "seconds": float,
+    "days": float,
+    "hook": _same,
+    "origins": tuple,
+    "flag": bool,
+    "origin": _same,
+    "token": lambda value: value or None,
+}
+"""How the typed view converts a vetted value of each kind (None stays None where allowed)."""
+
+
+def typed(setting: Setting, value: Any) -> Any:
+    """`value` of `setting` as its field in :class:`AskSettings` holds it."""
+    if setting.optional and value is None:
+        return None
+    return TYPED[setting.kind](value)
+
+
+ENVIRONMENT_KINDS: Final[Mapping[Kind, environment.Kind]] = {
+    "text": "text",
+    "toolkits": "json",
+    "count": "integer",
+    "seconds": "number",
+    "days": "number",
+    "hook": "text",
+    "origins": "list",
+    "flag": "flag",
+    "origin": "url",
+    "token": "text",
+}
+"""How the environment spells a value of each kind."""
+
+
+def _variable(setting: Setting) -> environment.Variable:
+    return environment.Variable(
+        environment.PREFIX + setting.key,
+        ENVIRONMENT_KINDS[setting.kind],
+        setting.default,
+        setting.meaning,
+        key=setting.key,
+        secret=setting.kind == "token",
+        optional=setting.optional,
+        default_text=setting.shown,
+    )
+
+
+VARIABLES: Final[tuple[environment.Variable, ...]] = tuple(_variable(s) for s in SETTINGS)
+"""Each key's environment variable (`ASKSERVER_` and the key), in the settings table's order."""
+
+VARIABLE_OF: Final[Mapping[str, environment.Variable]] = {
+    setting.key: variable for setting, variable in zip(SETTINGS, VARIABLES, strict=True)
+}
+"""Each key's environment variable, by key."""
+
+
+def from_environment(environ: Mapping[str, str]) -> dict[str, Any]:
+    """The `ASK_MCP` keys `environ` sets, readable values only (a project's settings merge them
+    into `ASK_MCP`; a value that cannot be read is left to its default and a check)."""
+    found, _ = environment.read(environ, VARIABLES)
+    return {key: found[var.name] for key, var in VARIABLE_OF.items() if var.name in found}
 
 
 @functools.cache
 def values() -> AskSettings:
     """The typed view of `ASK_MCP`, cached until the setting changes."""
-    days = get("ANSWER_RETENTION_DAYS")
-    ask_days = get("ASK_RETENTION_DAYS")
-    reminder = get("REMINDER_BEFORE_SECONDS")
-    return AskSettings(
-        elicitation_capacity=int(get("ELICITATION_CAPACITY")),
-        elicitation_per_principal=int(get("ELICITATION_PER_PRINCIPAL")),
-        elicitation_ttl=float(get("ELICITATION_TTL")),
-        max_body_bytes=int(get("MAX_BODY_BYTES")),
-        header_timeout_seconds=float(get("HEADER_TIMEOUT_SECONDS")),
-        max_connections_per_address=int(get("MAX_CONNECTIONS_PER_ADDRESS")),
-        allowed_origins=tuple(get("ALLOWED_ORIGINS")),
-        keepalive_seconds=float(get("KEEPALIVE_SECONDS")),
-        session_idle_seconds=float(get("SESSION_IDLE_SECONDS")),
-        allow_anonymous_loopback=bool(get("ALLOW_ANONYMOUS_LOOPBACK")),
-        public_url=get("PUBLIC_URL"),
-        sweep_seconds=float(get("SWEEP_SECONDS")),
-        answer_retention_days=None if days is None else float(days),
-        ask_retention_days=None if ask_days is None else float(ask_days),
-        detached_grace_seconds=float(get("DETACHED_GRACE_SECONDS")),
-        email=bool(get("EMAIL")),
-        reminder_before_seconds=None if reminder is None else float(reminder),
-        reach_seconds=float(get("REACH_SECONDS")),
-        allow_private_webhooks=bool(get("ALLOW_PRIVATE_WEBHOOKS")),
-        metrics=bool(get("METRICS")),
-        metrics_token=get("METRICS_TOKEN") or None,
-        task_ttl=float(get("TASK_TTL")),
-        task_retention=float(get("TASK_RETENTION")),
-        task_limit=int(get("TASK_LIMIT")),
-    )
+    return AskSettings(**{s.key.lower(): typed(s, get(s.key)) for s in SETTINGS})
 
 
 @receiver(setting_changed)

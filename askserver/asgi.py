@@ -1,4 +1,8 @@
-"""ASGI entry point of the askserver project: the app's application (ask_mcp.routing.build_application)."""
+"""ASGI entry point of the askserver project: the app's application (ask_mcp.routing.build_application).
+
+daphne and uvicorn import it on their own, so it is an entry point like manage.py: it prepares
+the data folder (askserver/var.py) before Django loads the settings.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,11 @@ import os
 
 from django.core.asgi import get_asgi_application
 
+from askserver import environment
+from askserver.var import prepare_var_dir
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "askserver.settings")
+prepare_var_dir()
 django_asgi_app = get_asgi_application()
 
 from django.core.management.base import BaseCommand  # noqa: E402
@@ -19,7 +27,9 @@ from ask_mcp.routing import build_application  # noqa: E402  (needs the app regi
 from ask_mcp.transports import shutdown  # noqa: E402
 from ask_mcp.transports.daphne import freeze_startup_objects, tune_daphne  # noqa: E402
 
-tune_daphne()  # under daphne only: skip Twisted's work that daphne never uses
+# Under daphne only: skip Twisted's work that daphne never uses; with JSON logs, daphne's access
+# lines go through logging too, so every line of the process is JSON.
+tune_daphne(access_log_through_logging=environment.get("LOG_FORMAT", os.environ) == "json")
 shutdown.install()  # under daphne only: SIGTERM leaves every ask pending, the recorder written
 
 application = build_application(django_asgi_app)

@@ -1,15 +1,16 @@
 """Settings for askserver, the embedded default: SQLite and the in-memory channel layer.
 
 Every value a deployment changes comes from an `ASKSERVER_` environment variable, read and typed
-by :mod:`ask_mcp.ops.environment` (the README's settings table lists them); a value that cannot
-be read keeps its default here and fails the system checks, which name the variable. Nothing
-here holds logic.
+by :mod:`askserver.environment` (the docs' settings table lists them); a value that cannot be
+read keeps its default here and fails the system checks, which name the variable. Nothing here
+holds logic, and nothing here writes: the entry points prepare the data folder first
+(:func:`askserver.var.prepare_var_dir`: the folder owner-only, the secret key generated once),
+and these settings only compute its paths and read the key kept there.
 """
 
 from __future__ import annotations
 
 import os
-import secrets
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -17,9 +18,9 @@ from urllib.parse import unquote, urlsplit
 
 from django.utils.csp import CSP
 
-from ask_mcp.ops import environment
+from askserver import environment, var
 
-BASE_DIR = Path(__file__).resolve().parent.parent
+BASE_DIR = var.BASE_DIR
 PACKAGE_DIR = Path(__file__).resolve().parent
 
 
@@ -27,49 +28,10 @@ def _env(name: str) -> Any:
     return environment.get(name, os.environ)
 
 
-def _var_dir() -> Path:
-    """ASKSERVER_VAR_DIR; else var/ beside manage.py in a checkout, or the user's data folder."""
-    if chosen := _env("VAR_DIR"):
-        return Path(chosen).expanduser()
-    if (BASE_DIR / "manage.py").exists():
-        return BASE_DIR / "var"
-    data_home = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
-    return data_home / "askserver"
+VAR_DIR = var.var_dir()
 
 
-VAR_DIR = _var_dir()
-
-
-SQLITE_DB = VAR_DIR / "db.sqlite3"
-
-
-def _owner_only() -> None:
-    """Make var/ and everything in it readable by its owner only (0700 directories, 0600 files).
-
-    The database holds session keys, tokens' digests and every answer; it was created 0644, so
-    anyone on the machine could read it. SQLite gives its -wal and -shm files the database's
-    own mode, so the empty database is created 0600 first (an empty file is a valid one). What
-    an earlier release left looser is tightened too.
-    """
-    VAR_DIR.mkdir(mode=0o700, parents=True, exist_ok=True)
-    if not SQLITE_DB.exists() and not os.environ.get("DATABASE_URL"):
-        os.close(os.open(SQLITE_DB, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-    for path in [VAR_DIR, *VAR_DIR.rglob("*")]:
-        mode = path.lstat().st_mode
-        if path.is_symlink() or mode & 0o077 == 0 or path.lstat().st_uid != os.getuid():
-            continue
-        path.chmod(0o700 if path.is_dir() else mode & 0o700 | 0o600)
-
-
-def _secret_key() -> str:
-    """ASKSERVER_SECRET_KEY, or a key generated once and kept in VAR_DIR/secret_key (mode 0600)."""
-    if key := _env("SECRET_KEY"):
-        return str(key)
-    path = VAR_DIR / "secret_key"
-    if not path.exists():
-        with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as file:
-            file.write(secrets.token_urlsafe(50))
-    return path.read_text().strip()
+SQLITE_DB = VAR_DIR / var.SQLITE_FILE
 
 
 def _database(url: str | None) -> dict[str, object]:
@@ -85,7 +47,7 @@ def _database(url: str | None) -> dict[str, object]:
         }
     parts = urlsplit(url)
     if parts.scheme not in environment.DATABASE_SCHEMES:
-        return _database(None)  # the system check ask_mcp.E052 names the variable and the fix
+        return _database(None)  # the system check ask_mcp.E054 names the variable and the fix
     return {
         "ENGINE": "django.db.backends.postgresql",
         "NAME": unquote(parts.path.lstrip("/")),
@@ -128,8 +90,8 @@ def _mailers(url: str) -> dict[str, dict[str, object]]:
     }
 
 
-_owner_only()
-SECRET_KEY = _secret_key()
+# ASKSERVER_SECRET_KEY, or the key prepare_var_dir() generated once into VAR_DIR/secret_key.
+SECRET_KEY: str = _env("SECRET_KEY") or var.secret_key(VAR_DIR)
 SECRET_KEY_FALLBACKS: list[str] = _env("SECRET_KEY_FALLBACKS")
 DEBUG: bool = _env("DEBUG")
 ALLOWED_HOSTS: list[str] = _env("ALLOWED_HOSTS")
@@ -155,6 +117,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "axes",
     "ask_mcp",
+    "askserver",  # the project's own checks and commands (askserver.apps)
 ]
 
 MIDDLEWARE = [
@@ -280,11 +243,7 @@ if EMAIL_URL:
 if email_from := _env("EMAIL_FROM"):
     DEFAULT_FROM_EMAIL = email_from
 
-# Questions for clients that cannot show forms go to the browser inbox; every ask is recorded.
-# Any ASK_MCP key can be set from its ASKSERVER_ variable (ASKSERVER_ELICITATION_CAPACITY=128).
-ASK_MCP: dict[str, object] = {
-    "ON_ELICIT": "ask_mcp.web.elicit.on_elicit",
-    "OBSERVER": "ask_mcp.records.recorder.recorder",
-    "EMAIL": bool(EMAIL_URL),
-    **environment.ask_mcp_overrides(os.environ),
-}
+# Questions for clients that cannot show forms go to the browser inbox; every ask is recorded;
+# mail is on with ASKSERVER_EMAIL_URL. Any ASK_MCP key can be set from its ASKSERVER_ variable
+# (ASKSERVER_ELICITATION_CAPACITY=128).
+ASK_MCP: dict[str, object] = environment.ask_mcp(os.environ)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 
-from ask_mcp.ops import environment
+from ask_mcp import conf
 from askserver.settings import *  # noqa: F403
 
 SECRET_KEY = "tests-only-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz"
@@ -22,6 +22,6 @@ if (db := os.environ.get("ASKSERVER_TEST_DB")) and not os.environ.get("DATABASE_
 # In-process tests act as loopback clients without tokens; the auth tests configure their own.
 # The ASKSERVER_ variables still apply beneath it, as in askserver's own settings.
 ASK_MCP = {
-    **environment.ask_mcp_overrides(os.environ),
+    **conf.from_environment(os.environ),
     **json.loads(os.environ.get("ASKSERVER_TEST_CONFIG", '{"ALLOW_ANONYMOUS_LOOPBACK": true}')),
 }

@@ -1,43 +1,76 @@
-"""The ASK_MCP setting: defaults documented in the README, checks with ids, the server built from it."""
+"""The ASK_MCP setting: defaults documented in docs/reference/settings.md, checks with ids, the server built from it."""
 
 from __future__ import annotations
 
+import inspect
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import get_args
 
 import pytest
+from django.core.checks import run_checks
+from django.core.checks.registry import registry
 from django.test import override_settings
 
 from ask_mcp import conf, runtime
-from ask_mcp.checks import check_ask_mcp_settings as run_checks
-from ask_mcp.ops import environment
+from ask_mcp.checks import KIND_CHECKS
+from askserver import environment
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+SETTINGS_PAGE = ROOT / "docs" / "reference" / "settings.md"
+"""The settings table, once the README's, between its marker comments."""
+CHECKS_DOC = ROOT / "docs" / "reference" / "checks.md"
+
+
+def settings_table() -> str:
+    """The text between the page's settings-table markers, each on its own line, once."""
+    text = SETTINGS_PAGE.read_text()
+    tables = re.findall(
+        r"^<!-- settings-table:start -->$(.*?)^<!-- settings-table:end -->$", text, re.M | re.S
+    )
+    assert len(tables) == 1 and text.count("<!-- settings-table:") == 2, "one start, then one end"
+    return str(tables[0])
 
 
 def test_the_readme_settings_table_lists_every_variable_once_with_its_default() -> None:
-    rows = re.findall(
-        r"^\| `(ASKSERVER_[A-Z_]+)` \| (`[A-Z_]+`|—) \| (.+?) \|", README.read_text(), re.MULTILINE
-    )
-    assert [name for name, _, _ in rows] == [var.name for var in environment.VARIABLES]
-    for (name, key, default), var in zip(rows, environment.VARIABLES, strict=True):
-        assert key.strip("`") == (var.key or "—"), name
-        if var.default_text is None:
-            assert default.strip("`") in (var.shown_default(), "empty"), name
-        else:
-            assert default == var.default_text, name
+    # The table is rendered from the declarations (the project's rows in askserver.environment,
+    # one row per ASK_MCP key from ask_mcp.conf): the page holds it as rendered, nothing else.
+    assert len(environment.BY_NAME) == len(environment.VARIABLES)
+    assert settings_table().strip() == environment.settings_table().strip()
 
 
 def test_every_ask_mcp_key_has_its_variable() -> None:
     keys = [var.key for var in environment.VARIABLES if var.key]
-    assert keys == list(conf.DEFAULTS)
+    assert keys == list(conf.DEFAULTS) == [setting.key for setting in conf.SETTINGS]
     assert {var.name: var.also for var in environment.VARIABLES if var.also} == {
         "ASKSERVER_DATABASE_URL": ("DATABASE_URL",),
-        **{new: (old,) for old, new in conf.RENAMED_ENVIRONMENT.items()},
+        "ASKSERVER_REDIS_URL": ("ASK_MCP_REDIS_URL",),
+        "ASKSERVER_REDIS_PREFIX": ("ASK_MCP_REDIS_PREFIX",),
+        "ASKSERVER_LOG_LEVEL": ("ASK_MCP_LOG_LEVEL",),
     }
+
+
+def test_each_kind_of_key_is_read_checked_and_typed_one_way() -> None:
+    kinds = set(get_args(conf.Kind))
+    assert kinds == set(conf.ENVIRONMENT_KINDS) == set(KIND_CHECKS) == set(conf.TYPED)
+
+
+def test_every_check_id_the_code_can_emit_is_documented_once() -> None:
+    # The modules whose registered checks are ours, and conf, whose declarations name the ids
+    # of each key's check.
+    modules = {inspect.getmodule(check) for check in registry.get_checks(True)} | {conf}
+    sources = [inspect.getsource(m) for m in modules if m and m.__name__.startswith("ask")]
+    emitted = {
+        found for source in sources for found in re.findall(r'"(ask_mcp\.[EW]\d{3})"', source)
+    }
+    table = CHECKS_DOC.read_text().split("<!-- checks-table:start -->")[1]
+    table = table.split("<!-- checks-table:end -->")[0]
+    documented = re.findall(r"^\| `(ask_mcp\.[EW]\d{3})` \|", table, re.MULTILINE)
+    assert len(documented) == len(set(documented))
+    assert set(documented) == emitted
 
 
 @pytest.mark.parametrize(
@@ -55,6 +88,7 @@ def test_every_ask_mcp_key_has_its_variable() -> None:
         ({"ON_ELICIT": "no.such.module.hook"}, "ask_mcp.E007"),
         ({"ALLOWED_ORIGINS": "https://a.example"}, "ask_mcp.E008"),
         ({"ELICITATION_PER_PRINCIPAL": 0}, "ask_mcp.E003"),
+        ({"ALLOW_ANONYMOUS_LOOPBACK": "no"}, "ask_mcp.E012"),
         ({"ELICITATION_CAPACITY": 8, "ELICITATION_PER_PRINCIPAL": 9}, "ask_mcp.W040"),
     ],
 )
@@ -133,11 +167,11 @@ def test_an_old_environment_name_still_works_and_a_check_names_the_new_one(
 ) -> None:
     monkeypatch.delenv(new, raising=False)
     monkeypatch.setenv(old, "from-the-old-name")
-    assert conf.environ(new) == "from-the-old-name"
+    assert environment.raw(environment.variable(new), os.environ) == (old, "from-the-old-name")
     (warning,) = [m for m in run_checks(databases=[]) if m.id == "ask_mcp.W003"]
     assert old in warning.msg and new in (warning.hint or "")
     monkeypatch.setenv(new, "from-the-new-name")
-    assert conf.environ(new) == "from-the-new-name"
+    assert environment.raw(environment.variable(new), os.environ) == (new, "from-the-new-name")
 
 
 def test_the_project_reads_the_redis_url_from_the_old_name_too() -> None:

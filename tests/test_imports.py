@@ -1,14 +1,11 @@
-"""The package root, the engine and the protocol import without Django or Channels; the one-release aliases still import."""
+"""The package root, the engine and the protocol import without Django or Channels."""
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import subprocess
 import sys
-
-import pytest
 
 CODE = """
 import json, sys
@@ -28,20 +25,3 @@ def test_importing_the_engine_loads_neither_django_nor_channels() -> None:
         check=True,
     )
     assert json.loads(out.stdout) == []
-
-
-@pytest.mark.parametrize(
-    "old, new, name",
-    [
-        ("ask_mcp.inbox", "ask_mcp.web.elicit", "on_elicit"),
-        ("ask_mcp.recorder", "ask_mcp.records.recorder", "recorder"),
-        ("ask_mcp.terminal", "ask_mcp.cli.terminal", "TerminalPrompt"),
-    ],
-)
-def test_the_old_paths_still_work_for_one_release_and_say_where_things_went(
-    old: str, new: str, name: str
-) -> None:
-    sys.modules.pop(old, None)
-    with pytest.warns(DeprecationWarning, match=new.replace(".", r"\.")):
-        alias = importlib.import_module(old)
-    assert getattr(alias, name) is getattr(importlib.import_module(new), name)

@@ -33,11 +33,13 @@ from ask_mcp.admin.reach import DELIVERY_FIELDS
 from ask_mcp.models import (
     ASK_PEOPLE,
     DECIDED,
+    ApiToken,
     Ask,
     AskEvent,
     Delivery,
 )
 from ask_mcp.records.decisions import ask_cancel, ask_expire
+from ask_mcp.server.identity import TOKEN
 from ask_mcp.web.formfields import show_answer
 from ask_mcp.web.naming import answered_in, asked_by, person, route_words
 from ask_mcp.workers.relay import ChannelLayerUnavailable
@@ -207,6 +209,17 @@ class AskAdmin(AskModelAdmin):
         if ask.is_pending:
             return f"waits {route_words(ask.route, people_only=ask.people_only)}"
         return answered_in(ask) or "—"
+
+    @admin.display(description="token")
+    def token(self, ask: Ask) -> SafeString | str:
+        """The token the asking call came with, linked to its page while it exists."""
+        if ask.credential_kind != TOKEN or not ask.credential_id.isdigit():
+            return "—"
+        found = ApiToken.objects.filter(pk=int(ask.credential_id)).first()
+        if found is None:
+            return f"{ask.credential or ask.credential_id} (deleted)"
+        url = reverse("admin:ask_mcp_apitoken_change", args=[found.pk])
+        return format_html('<a href="{}">{}</a>', url, found)
 
     @admin.display(description="asked", ordering="created")
     def asked_at(self, ask: Ask) -> SafeString | str:

@@ -120,15 +120,6 @@ class Ask(models.Model):
         help_text="The group whose members may answer.",
         db_index=False,  # indexed where set (Meta): most asks have no team
     )
-    token = models.ForeignKey(
-        "ApiToken",
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="asks",
-        help_text="The bearer token the asking call came with (none for anonymous or stdio).",
-        db_index=False,  # indexed where set (Meta)
-    )
     route = models.CharField(max_length=16, choices=Route.choices)
     people_only = models.BooleanField(
         default=False,
@@ -165,6 +156,18 @@ class Ask(models.Model):
     the same attaches to this ask while it waits or its answer is uncollected."""
     collected_at = models.DateTimeField(null=True, blank=True, help_text=COLLECTED_HELP)
     collected_by = models.CharField(max_length=200, blank=True, help_text="The call that took it.")
+    # The credential the asking call came with, by kind and id (none for anonymous or stdio):
+    # no foreign key, so a new kind of credential needs only its own table (a token's id is
+    # its ApiToken's primary key; deleting the token leaves the id, which then names nothing).
+    credential_kind = models.CharField(
+        max_length=16,
+        blank=True,
+        default="",
+        help_text="Which kind (ask_mcp.server.identity.CredentialKind).",
+    )
+    credential_id = models.CharField(
+        max_length=64, blank=True, default="", help_text="Its id within its kind."
+    )
     credential = models.CharField(
         max_length=200, blank=True, default="", help_text="The token the client asked with."
     )
@@ -213,8 +216,11 @@ class Ask(models.Model):
                 name="ask_answered_by",
                 condition=models.Q(answered_by__isnull=False),
             ),
+            # The asks of one credential (a token's rates on the dashboard), where there is one.
             models.Index(
-                fields=["token"], name="ask_token", condition=models.Q(token__isnull=False)
+                fields=["credential_kind", "credential_id"],
+                name="ask_credential",
+                condition=~models.Q(credential_kind=""),
             ),
         ]
 
@@ -367,7 +373,6 @@ class LegacySessionRecord(models.Model):
     capabilities = models.JSONField(default=dict)
     client_info = models.JSONField(null=True, blank=True)
     principal = models.CharField(max_length=255, blank=True, default="")
-    team = models.CharField(max_length=255, blank=True, default="")
     log_level = models.CharField(max_length=16, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     last_seen_at = models.DateTimeField()

@@ -37,7 +37,7 @@ from ask_mcp.records.events import ENDED, announce
 from ask_mcp.records.sql import TRANSIENT, Close
 from ask_mcp.server.errors import ToolError
 from ask_mcp.server.question import Question
-from ask_mcp.team.auth import CALLING_TOKEN, team_id_of, user_id_of
+from ask_mcp.team.auth import team_id_of, user_id_of
 from ask_mcp.workers.loops import alive_here, start_in_loop
 
 logger = logging.getLogger("ask_mcp.records.recorder")
@@ -192,6 +192,7 @@ class AskRecorder:
         return self._queue.qsize() if self._queue is not None else 0
 
     def _row(self, question: Question) -> dict[str, Any]:
+        who, credential = question.who, question.who.credential
         return {
             "id": uuid.UUID(question.id),
             "created": timestamp(question.created_at),
@@ -200,12 +201,13 @@ class AskRecorder:
             "tool": question.tool,
             "toolkit": question.toolkit or "",
             "client_name": storable(question.client_name or ""),
-            "principal": question.principal or "",
-            "asked_by_id": user_id_of(question.principal),
-            "team_id": team_id_of(question.team),
-            "token_id": CALLING_TOKEN.get(),
+            "principal": who.principal or "",
+            "asked_by_id": user_id_of(who.principal),
+            "team_id": team_id_of(who.team),
+            "credential_kind": credential.kind if credential is not None else "",
+            "credential_id": credential.id if credential is not None else "",
             "route": question.route,
-            "people_only": question.people_only,
+            "people_only": who.people_only,
             "in_task": question.in_task,
             "status": Ask.Status.PENDING,
             "answer": None,
@@ -219,7 +221,7 @@ class AskRecorder:
             "collected_at": None,
             "collected_by": "",
             # Cut to their columns: a client names its own version, of any length.
-            "credential": storable((question.credential or "")[:200]),
+            "credential": storable(credential.label[:200] if credential is not None else ""),
             "client_version": storable((question.client_version or "")[:100]),
             "session": (question.session or "")[:64],
             "reason": "",

@@ -29,7 +29,7 @@ from django.db.models import (
     UUIDField,
 )
 
-from ask_mcp.models import DECIDED, ApiToken, Ask, AskEvent, event_for_status
+from ask_mcp.models import DECIDED, Ask, AskEvent, event_for_status
 
 ANSWERED: Final = DECIDED
 """Statuses a person decided: closing to one of them stamps answered_at."""
@@ -244,8 +244,8 @@ class Statements:
     The ORM's bulk_create and update() cost more than the writes themselves (building model
     instances, compiling each query); these statements take column values prepared by the
     backend's own adapters (see _preparer), so the database sees what the ORM would have sent.
-    An addressee (user, team) or token deleted meanwhile is written as NULL by the inner SELECT rather
-    than failing the batch on its foreign key. Built on the event loop's thread: only quoting
+    An addressee (user, team) deleted meanwhile is written as NULL by the inner SELECT rather than
+    failing the batch on its foreign key. Built on the event loop's thread: only quoting
     and adapters are used there, never a connection.
     """
 
@@ -254,7 +254,6 @@ class Statements:
         checked = {
             "asked_by_id": f"(SELECT id FROM {quote(_users_table())} WHERE id = %s)",
             "team_id": f"(SELECT id FROM {quote(Group._meta.db_table)} WHERE id = %s)",
-            "token_id": f"(SELECT id FROM {quote(ApiToken._meta.db_table)} WHERE id = %s)",
         }
         self.ask_fields: list[Field[Any, Any]] = list(Ask._meta.concrete_fields)
         self.insert_ask = (

@@ -14,11 +14,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from django.db.models import Count, Q
-from django.db.models.functions import TruncDate
+from django.db.models import CharField, Count, Q
+from django.db.models.functions import Cast, TruncDate
 from django.utils import timezone
 
-from ask_mcp.models import Ask
+from ask_mcp.models import ApiToken, Ask
+from ask_mcp.server.identity import TOKEN
 
 DAYS: Final = 14
 """Days the dashboard's charts cover, today included: two working weeks side by side."""
@@ -122,11 +123,16 @@ def answer_times(now: dt.datetime | None = None) -> tuple[float | None, float | 
 
 
 def per_token(now: dt.datetime | None = None) -> list[TokenRates]:
-    """The tokens that asked most over the window, with their decline and timeout counts."""
+    """The tokens that asked most over the window, with their decline and timeout counts.
+
+    An ask names its token by credential kind and id, not by a foreign key: the tokens that
+    still exist are matched by id (a deleted token's asks are not counted), then named.
+    """
     start = _window_start(now or timezone.now())
-    rows = (
-        Ask.objects.filter(created__gte=start, token__isnull=False)
-        .values("token__name", "token__prefix", "token__user__username")
+    existing = ApiToken.objects.annotate(key=Cast("pk", CharField())).values("key")
+    rows = list(
+        Ask.objects.filter(created__gte=start, credential_kind=TOKEN, credential_id__in=existing)
+        .values("credential_id")
         .annotate(
             asks=Count("id"),
             declined=Count("id", filter=Q(status=Ask.Status.DECLINED)),
@@ -134,15 +140,16 @@ def per_token(now: dt.datetime | None = None) -> list[TokenRates]:
         )
         .order_by("-asks")[:LIMIT]
     )
-    return [
-        TokenRates(
-            f"{row['token__user__username']} · {row['token__name'] or row['token__prefix'] + '…'}",
-            row["asks"],
-            row["declined"],
-            row["expired"],
-        )
-        for row in rows
-    ]
+    tokens = ApiToken.objects.select_related("user").in_bulk(
+        [int(row["credential_id"]) for row in rows]
+    )
+    rates = []
+    for row in rows:
+        token = tokens.get(int(row["credential_id"]))
+        if token is not None:  # deleted since the first query
+            label = f"{token.user.get_username()} · {token.name or token.prefix + '…'}"
+            rates.append(TokenRates(label, row["asks"], row["declined"], row["expired"]))
+    return rates
 
 
 def waiting_longest() -> list[Ask]:

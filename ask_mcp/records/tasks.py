@@ -5,7 +5,8 @@ create returns after its transaction committed, so a ``tasks/get`` on any worker
 task (the extension's durable-create rule); a save is conditional on the row not being
 terminal yet, so a terminal status never changes again, whoever writes second. A load reads,
 in the same query, whether the task's ask still simply waits (``TaskRecord.ask_waiting``), so
-the poll of a waiting task is one read and no write.
+the poll of a waiting task is one read and no write. The task's identity is kept as its
+principal (a column) and, in `state`, its team, its people-only rule and its credential.
 """
 
 from __future__ import annotations
@@ -25,9 +26,11 @@ from django.db.models import Exists, OuterRef
 from ask_mcp.models import Ask, Task
 from ask_mcp.records.sql import TRANSIENT
 from ask_mcp.server.eras.tasks import TERMINAL, TaskRecord
+from ask_mcp.server.identity import Credential, Identity
 
-COLUMNS: Final = frozenset({"id", "principal", "tool", "status", "ask_id"})
-"""TaskRecord fields that are columns of their own (the rest lives in `state`)."""
+COLUMNS: Final = frozenset({"id", "tool", "status", "ask_id"})
+"""TaskRecord fields that are columns of their own (the rest lives in `state`; the identity,
+`who`, is kept as the `principal` column and the `state` keys of :func:`_who_state`)."""
 READ_ONLY: Final = frozenset({"ask_waiting"})
 """TaskRecord fields read with the row from its ask's row, and never stored."""
 
@@ -36,18 +39,45 @@ def _at(seconds: float) -> dt.datetime:
     return dt.datetime.fromtimestamp(seconds, dt.UTC)
 
 
+def _who_state(who: Identity) -> dict[str, Any]:
+    """What `state` keeps of a task's identity beside its principal column (team and
+    people_only as before the identity was one value; the credential as its kind, id, label)."""
+    credential = who.credential
+    return {
+        "team": who.team or "",
+        "people_only": who.people_only,
+        "credential": asdict(credential) if credential is not None else None,
+    }
+
+
+def _who(principal: str, state: dict[str, Any]) -> Identity:
+    """The identity a row keeps, taken out of `state` (a row written before the credential was
+    kept has none)."""
+    credential = state.pop("credential", None)
+    return Identity(
+        principal=principal or None,
+        team=state.pop("team", "") or None,
+        credential=Credential(**credential) if credential else None,
+        people_only=state.pop("people_only", False),
+    )
+
+
 def _row(task: TaskRecord) -> dict[str, Any]:
     fields = asdict(task)
+    del fields["who"]
     return {
         "id": task.id,
-        "principal": task.principal,
+        "principal": task.who.principal or "",
         "tool": task.tool,
         "status": task.status,
         "created": _at(task.created_at),
         "updated": _at(task.updated_at),
         "expires_at": _at(task.expires_at),
         "ask_id": uuid.UUID(task.ask_id) if task.ask_id else None,
-        "state": {key: value for key, value in fields.items() if key not in COLUMNS | READ_ONLY},
+        "state": {
+            **{key: value for key, value in fields.items() if key not in COLUMNS | READ_ONLY},
+            **_who_state(task.who),
+        },
     }
 
 
@@ -55,7 +85,7 @@ def _record(row: Task, ask_waiting: bool = False) -> TaskRecord:
     state = dict(row.state)
     return TaskRecord(
         id=row.id,
-        principal=row.principal,
+        who=_who(row.principal, state),
         tool=row.tool,
         status=row.status,
         ask_id=row.ask_id.hex if row.ask_id else None,

@@ -9,7 +9,7 @@ Three rooms above a shared ground, each importing only downwards (an import-lint
 - :mod:`.catalog`: what the server offers (toolkits with their tools, prompts and resources,
   the registry of named toolkits, results);
 - the ground: :mod:`.context`, :mod:`.ports`, :mod:`.question`, :mod:`.request_state`,
-  :mod:`.errors`, :mod:`.ids`.
+  :mod:`.errors`, :mod:`.ids`, and under them :mod:`.identity` (who is asking).
 
 It does not know Django, Channels, settings or any transport.
 """
@@ -42,6 +42,7 @@ from ask_mcp.server.errors import (
     QuestionNoLongerWaiting,
     ToolError,
 )
+from ask_mcp.server.identity import Credential, CredentialKind, Identity
 from ask_mcp.server.ports import (
     InputChannel,
     NullStream,
@@ -57,10 +58,13 @@ __all__ = [
     "Caller",
     "Completion",
     "Context",
+    "Credential",
+    "CredentialKind",
     "ElicitResult",
     "ElicitationCapacityExceeded",
     "ElicitationTimedOut",
     "ElicitationUnavailable",
+    "Identity",
     "InputChannel",
     "MissingClientCapability",
     "NoValidAnswer",

@@ -2,8 +2,9 @@
 
 A Context lives as long as the call, across every round of a multi round-trip request; the
 stream it reports on is the current round's. Its constructor is the one factory: it reads a
-:class:`Caller` (what one request's envelope or one session says about who calls), which the
-eras build in :meth:`ask_mcp.server.eras.base.Era.context` and the LLM bridge states once. Asking goes
+:class:`Caller` (what one request's envelope or one session says about who calls, with the
+request's :class:`~ask_mcp.server.identity.Identity`, kept by reference), which the eras build
+in :meth:`ask_mcp.server.eras.base.Era.context` and the LLM bridge states once. Asking goes
 through an :class:`Asker` (the elicitation table); this module does not know how a question
 travels, nor the eras' methods. The hooks handed a Context (``OnElicit``, ``AnswerUrl``) are
 declared here.
@@ -21,6 +22,7 @@ from ask_mcp.protocol.era import era_of_version
 from ask_mcp.protocol.forms import ElicitResult
 from ask_mcp.protocol.jsonrpc import notification_message
 from ask_mcp.server.errors import PeopleOnly, ToolError
+from ask_mcp.server.identity import Identity
 from ask_mcp.server.ports import NULL_STREAM, InputChannel, Notifier, Relay
 from ask_mcp.server.question import Question
 
@@ -80,23 +82,17 @@ class Caller:
 
     protocol_version: str
     capabilities: Mapping[str, Any]
-    principal: str | None = None
+    who: Identity = Identity.ANONYMOUS
+    """Who is asking, as the team layer built it from the request's credential."""
     stream: Notifier = NULL_STREAM
     progress_token: str | int | None = None
     log_level: str | None = None
     client_name: str | None = None
     base_url: str | None = None
     """Where the server is reached over HTTP (scheme://host), for links shown to people."""
-    team: str | None = None
-    """The team (group) the caller's credentials route questions to, if any."""
-    credential: str | None = None
-    """The credential the caller used, as people know it (a token's label), if any."""
     client_version: str | None = None
     session: str | None = None
     """The initialize-era session the call belongs to (the 2026-07-28 era has none)."""
-    people_only: bool = False
-    """The caller's credential sends every question to people (the inbox), never to the
-    client's own form, whatever the client declares: the agent cannot answer its own asks."""
 
 
 class Context:
@@ -108,23 +104,20 @@ class Context:
         "capabilities",
         "client_name",
         "client_version",
-        "credential",
         "era",
         "idempotency_key",
         "input_channel",
         "log_level",
         "method",
         "name",
-        "people_only",
-        "principal",
         "progress_token",
         "protocol_version",
         "session",
         "stream",
         "table",
-        "team",
         "tool_title",
         "toolkit",
+        "who",
     )
 
     def __init__(
@@ -153,17 +146,15 @@ class Context:
         self.protocol_version = caller.protocol_version
         self.era = era_of_version(caller.protocol_version)
         self.capabilities = caller.capabilities
-        self.principal = caller.principal
+        self.who = caller.who
+        """Who is asking: the caller's identity itself, never a copy of its fields."""
         self.stream = caller.stream
         self.progress_token = caller.progress_token
         self.log_level = caller.log_level
         self.client_name = caller.client_name
         self.base_url = caller.base_url
-        self.team = caller.team
-        self.credential = caller.credential
         self.client_version = caller.client_version
         self.session = caller.session
-        self.people_only = caller.people_only
 
     @property
     def client_shows_forms(self) -> bool:
@@ -181,7 +172,7 @@ class Context:
         """Ask the person a form question and wait for their reply.
 
         The question goes to the client when it shows forms, else to the server's `on_elicit`;
-        a caller whose asks go to people only (`people_only`) always gets `on_elicit`.
+        a caller whose asks go to people only (``who.people_only``) always gets `on_elicit`.
         An accepted answer has been checked against `requested_schema` (a mismatch is asked
         again, at most twice) and holds only the schema's fields.
 
@@ -207,7 +198,7 @@ class Context:
                 answer its own questions; :meth:`elicit` puts them in the inbox).
         """
         for key, request in requests.items():
-            if self.people_only and request.get("method") == mcp.ELICITATION_METHOD:
+            if self.who.people_only and request.get("method") == mcp.ELICITATION_METHOD:
                 raise PeopleOnly(
                     f"the elicitation request {key!r} was not sent to the client; ask it with "
                     "ctx.elicit, which puts it in the inbox"

@@ -38,6 +38,7 @@ from ask_mcp.server.eras.legacy import (
 )
 from ask_mcp.server.eras.modern import ModernEra
 from ask_mcp.server.errors import MissingClientCapability
+from ask_mcp.server.identity import Identity
 from ask_mcp.server.ports import NULL_STREAM, QuestionObserver, Relay, ResponseRouter, Stream
 from ask_mcp.server.request_state import StateSealer
 
@@ -154,14 +155,11 @@ class Server(Catalog):
         *,
         headers: Mapping[str, str] | None = None,
         header_names: Iterable[str] = (),
-        principal: str | None = None,
+        who: Identity = Identity.ANONYMOUS,
         stream: Stream | None = None,
         base_url: str | None = None,
-        team: str | None = None,
-        credential: str | None = None,
-        people_only: bool = False,
     ) -> dict[str, Any] | None:
-        """Answer one 2026-07-28 request (None for a notification).
+        """Answer one 2026-07-28 request (None for a notification), asked by `who`.
 
         Runs the validation ladder in the specification's order: `_meta`, headers, version,
         method, capability; then the method. Every exception ends as a JSON-RPC error.
@@ -171,12 +169,9 @@ class Server(Catalog):
             request,
             headers=headers,
             header_names=header_names,
-            principal=principal,
+            who=who,
             stream=stream,
             base_url=base_url,
-            team=team,
-            credential=credential,
-            people_only=people_only,
         )
         return await self._answer(self._modern, request, admit)
 
@@ -207,15 +202,16 @@ class Server(Catalog):
         control: SessionControl | None = None,
         responses: ResponseRouter | None = None,
         base_url: str | None = None,
-        people_only: bool = False,
+        who: Identity = Identity.ANONYMOUS,
     ) -> dict[str, Any] | None:
-        """Answer one request inside an initialize-era session (None for a notification).
+        """Answer one request inside an initialize-era session (None for a notification), asked
+        by `who` (whose principal is the session's).
 
         Results carry no resultType and never `input_required`; a question reaches the client
         as a server-initiated request on `stream`, answered through `responses`.
         """
         inbound = LegacyInbound(
-            request, session, stream or NULL_STREAM, control, responses, base_url, people_only
+            request, session, stream or NULL_STREAM, control, responses, base_url, who
         )
         return await self._answer(self._legacy, request, lambda: inbound)
 

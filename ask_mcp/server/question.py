@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ask_mcp.protocol.forms import ElicitResult
+from ask_mcp.server.identity import Identity
 
 
 @dataclass(slots=True)
@@ -22,7 +23,8 @@ class Question:
     message: str
     schema: Mapping[str, Any]
     tool: str
-    principal: str | None
+    who: Identity
+    """Who asks: the asking call's identity, the same value its Context holds."""
     route: str
     created_at: float
     expires_at: float
@@ -32,8 +34,6 @@ class Question:
     """The parked call holding the question, when it travels to the client as MRTR."""
     worker: str | None = None
     """The table (worker process) that holds the question."""
-    team: str | None = None
-    """The team the caller's credentials route questions to, besides the caller."""
     toolkit: str | None = None
     """The name of the toolkit whose tool, prompt or resource asks (None when it has none)."""
     attach_key: str | None = None
@@ -49,13 +49,9 @@ class Question:
     """Set by the observer when the question attached to an earlier call's pending ask."""
     attached_from: str = ""
     """The worker that held the ask before this call attached to it."""
-    credential: str | None = None
-    """The credential the asking client used, as people know it (a token's label)."""
     client_version: str | None = None
     session: str | None = None
     """The initialize-era session the asking call belongs to."""
-    people_only: bool = False
-    """Asked by a caller whose asks go to people only: the client's form was not offered."""
     in_task: bool = False
     """Asked by a task (server.tasks): no call holds it; the client polls for its answer."""
 

@@ -1,8 +1,10 @@
-"""Who calls /mcp: bearer tokens, the caller one names, the principal and team it travels as; knows no ask.
+"""Who calls /mcp: bearer tokens, and the identity one gives (principal, team, credential, rules); knows no ask.
 
 Tokens are 256-bit random strings, so a single SHA-256 is a safe stored form and a cheap lookup.
 Lookups are cached per process for a few seconds (the hot path must not wait on the database);
-revoking a token takes effect here at once and in other workers within `CACHE_SECONDS`.
+revoking a token takes effect here at once and in other workers within `CACHE_SECONDS`. A
+token's :class:`~ask_mcp.server.identity.Identity` is built here, once per lookup
+(:func:`identity_of`); the transports hand that value to the engine as it is.
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ import hashlib
 import ipaddress
 import secrets
 import time
-from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -19,6 +20,7 @@ from typing import Any, Final
 from django.contrib.auth.models import Group, User
 
 from ask_mcp.models import ApiToken
+from ask_mcp.server.identity import TOKEN, Credential, Identity
 
 TOKEN_PREFIX: Final = "askmcp_"
 """How every token starts, so one pasted anywhere is recognisable (secret scanners, logs)."""
@@ -33,24 +35,11 @@ TEAM_PREFIX: Final = "group:"
 
 
 @dataclass(frozen=True, slots=True)
-class Caller:
-    """Who a request comes from: the token's user (the principal) and the team it routes to."""
+class TokenHolder:
+    """What a live token gives whoever holds it: the identity its requests ask as."""
 
-    principal: str
-    user_id: int
-    username: str
     token_id: int
-    team_id: int | None
-    token_label: str = ""
-    """The token as people know it: its name and its first characters ("deploy-bot (amcp_Ab12…)")."""
-    people_only: bool = False
-    """The token's asks go to people in the inbox only, never to the client's own form."""
-
-
-CALLING_TOKEN: Final[ContextVar[int | None]] = ContextVar("ask_mcp_calling_token", default=None)
-"""The id of the token the current request came with. The endpoint sets it for each request;
-the tasks a call starts inherit it, so the recorder stamps each ask with its token (the
-admin dashboard's rates per token) without the engine carrying credentials."""
+    who: Identity
 
 
 class Unauthorized(Exception):
@@ -69,9 +58,10 @@ class Unauthorized(Exception):
 
 
 # ---------------------------------------------------------------------- principals and teams
-# How a caller travels through the engine (requestState, sessions, Question): two strings, the
-# principal naming the user the model works for and the team naming the group that may answer
-# too. The engine only compares them; this is the one place they are written and read back.
+# How a caller travels through the engine (in its Identity: requestState, sessions, Question):
+# two strings, the principal naming the user the model works for and the team naming the group
+# that may answer too. The engine only compares them; this is the one place they are written and
+# read back.
 
 
 def principal_of(user_id: int) -> str:
@@ -92,23 +82,6 @@ def team_of(group_id: int) -> str:
 def team_id_of(team: str | None) -> int | None:
     """The group a team string names; None for no team, or one that names no group."""
     return _id_after(TEAM_PREFIX, team)
-
-
-def caller_credential(caller: Caller | None) -> str | None:
-    """The token a request's caller used, as people know it (None without a token)."""
-    return caller.token_label or None if caller is not None else None
-
-
-def caller_people_only(caller: Caller | None) -> bool:
-    """Whether a request's caller holds a token whose asks go to people only (False without one)."""
-    return caller is not None and caller.people_only
-
-
-def caller_team(caller: Caller | None) -> str | None:
-    """The team a request's caller routes its questions to (its token's group), if any."""
-    if caller is None or caller.team_id is None:
-        return None
-    return team_of(caller.team_id)
 
 
 def _id_after(prefix: str, value: str | None) -> int | None:
@@ -147,7 +120,7 @@ class TokenCache:
     """Per-process memory of recent token lookups."""
 
     def __init__(self) -> None:
-        self._entries: dict[str, tuple[Caller | None, float]] = {}
+        self._entries: dict[str, tuple[TokenHolder | None, float]] = {}
         self._touched: dict[int, float] = {}
 
     def forget(self, token_digest: str | None = None) -> None:
@@ -156,44 +129,46 @@ class TokenCache:
         else:
             self._entries.pop(token_digest, None)
 
-    async def caller(self, token: str) -> Caller | None:
+    async def holder(self, token: str) -> TokenHolder | None:
+        """What `token` gives, if it is live (cached for CACHE_SECONDS)."""
         key = digest(token)
         now = time.monotonic()
         cached = self._entries.get(key)
         if cached is not None and cached[1] > now:
-            caller = cached[0]
+            holder = cached[0]
         else:
-            caller = await self._lookup(key)
+            holder = await self._lookup(key)
             if len(self._entries) > 10_000:
                 self._entries.clear()  # bounded memory under a flood of bad tokens
-            self._entries[key] = (caller, now + CACHE_SECONDS)
+            self._entries[key] = (holder, now + CACHE_SECONDS)
         if (
-            caller is not None
-            and now - self._touched.get(caller.token_id, -TOUCH_SECONDS) >= TOUCH_SECONDS
+            holder is not None
+            and now - self._touched.get(holder.token_id, -TOUCH_SECONDS) >= TOUCH_SECONDS
         ):
-            self._touched[caller.token_id] = now
-            await ApiToken.objects.filter(pk=caller.token_id).aupdate(
+            self._touched[holder.token_id] = now
+            await ApiToken.objects.filter(pk=holder.token_id).aupdate(
                 last_used_at=datetime.now(UTC)
             )
-        return caller
+        return holder
 
-    async def _lookup(self, key: str) -> Caller | None:
-        record = (
-            await ApiToken.objects.select_related("user")
-            .filter(digest=key, revoked_at__isnull=True, user__is_active=True)
-            .afirst()
-        )
+    async def _lookup(self, key: str) -> TokenHolder | None:
+        record = await ApiToken.objects.filter(
+            digest=key, revoked_at__isnull=True, user__is_active=True
+        ).afirst()
         if record is None:
             return None
-        return Caller(
-            principal=principal_of(record.user_id),
-            user_id=record.user_id,
-            username=record.user.get_username(),
-            token_id=record.pk,
-            team_id=record.team_id,
-            token_label=f"{record.name} ({record.prefix}…)" if record.name else f"{record.prefix}…",
-            people_only=record.people_only,
-        )
+        return TokenHolder(record.pk, identity_of(record))
+
+
+def identity_of(token: ApiToken) -> Identity:
+    """The identity a token's requests ask as: the one place it is built from a token."""
+    label = f"{token.name} ({token.prefix}…)" if token.name else f"{token.prefix}…"
+    return Identity(
+        principal=principal_of(token.user_id),
+        team=team_of(token.team_id) if token.team_id is not None else None,
+        credential=Credential(TOKEN, str(token.pk), label),
+        people_only=token.people_only,
+    )
 
 
 TOKENS: Final = TokenCache()
@@ -229,8 +204,9 @@ def is_loopback(client: Any) -> bool:
 
 async def authenticate(
     headers: dict[str, str], client: Any, *, anonymous_loopback: bool
-) -> Caller | None:
-    """The caller a request's token names; None for an allowed anonymous loopback request.
+) -> Identity:
+    """Who a request asks as: its token's identity, or Identity.ANONYMOUS for an allowed
+    anonymous loopback request.
 
     Raises:
         Unauthorized: no token (and anonymous use is not allowed here), or a token that is
@@ -239,12 +215,12 @@ async def authenticate(
     token = bearer_token(headers)
     if token is None:
         if anonymous_loopback and is_loopback(client):
-            return None
+            return Identity.ANONYMOUS
         raise Unauthorized(
             "this endpoint needs 'Authorization: Bearer <token>'; create one with "
             "`python manage.py createtoken USER` or in the admin"
         )
-    caller = await TOKENS.caller(token)
-    if caller is None:
+    holder = await TOKENS.holder(token)
+    if holder is None:
         raise Unauthorized("the bearer token is unknown or revoked", error="invalid_token")
-    return caller
+    return holder.who

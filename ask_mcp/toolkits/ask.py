@@ -204,7 +204,8 @@ def build_schema(questions: Any) -> dict[str, Any]:
     return schema
 
 
-def _field(index: int, question: Any) -> tuple[str, dict[str, Any], bool]:
+# Complex: one branch per rule of a question's shape, each raising the error that names its field; read top down as the rules are documented.
+def _field(index: int, question: Any) -> tuple[str, dict[str, Any], bool]:  # noqa: C901, PLR0912
     where = f"questions[{index}]"
     if not isinstance(question, dict):
         raise ArgumentProblem(f"{where} must be an object, got {json_type(question)}.")

@@ -21,6 +21,7 @@ from ask_mcp.server.catalog.results import tool_outcome
 from ask_mcp.server.catalog.toolkit import ToolResult
 from ask_mcp.server.context import Caller, Context
 from ask_mcp.server.errors import ElicitationUnavailable, MissingClientCapability
+from ask_mcp.server.identity import Identity
 
 if TYPE_CHECKING:
     from ask_mcp.server.core import Server
@@ -29,8 +30,11 @@ Dialect = Literal["openai", "anthropic"]
 DIALECTS: Final = ("openai", "anthropic")
 """The LLM APIs whose tool declarations and tool calls the bridge speaks."""
 
-BRIDGE_CALLER: Final = Caller(mcp.MODERN_VERSION, {}, client_name="llm-bridge")
-"""Who calls through the bridge: no client, so no capabilities (every question goes to on_elicit)."""
+BRIDGE_CALLER: Final = Caller(
+    mcp.MODERN_VERSION, {}, who=Identity.ANONYMOUS, client_name="llm-bridge"
+)
+"""Who calls through the bridge: no client, so no capabilities (every question goes to
+on_elicit), and no credential (the program running the model loop is trusted as it is)."""
 
 NOBODY_TO_ASK: Final = (
     "This tool needs to ask the user a question, and nobody can be asked: the LLM tool bridge "

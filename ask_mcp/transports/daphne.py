@@ -21,8 +21,9 @@ lacks: a body over the limit refused before it is read (declared) or as it passe
 (chunked), a deadline for headers, and a cap on connections per client address. It changes
 nothing under uvicorn or any other server, and does nothing when daphne is not loaded
 (importing daphne's server would install its reactor).
-With ASKSERVER_LOG_FORMAT=json it also sends daphne's own access log (`--access-log`, or
-verbosity 1) through logging, as `daphne.access` records, so every line of the process is JSON.
+Asked to (askserver does with ASKSERVER_LOG_FORMAT=json), it also sends daphne's own access log
+(`--access-log`, or verbosity 1) through logging, as `daphne.access` records, so every line of
+the process is JSON.
 
 :func:`freeze_startup_objects` keeps the garbage collector's full passes off the objects every
 process builds at startup, under any server.
@@ -46,12 +47,13 @@ logger = logging.getLogger("ask_mcp.transports.daphne")
 TUNED_MARK = "askserver_tuned"
 
 
-def tune_daphne() -> bool:
+def tune_daphne(*, access_log_through_logging: bool = False) -> bool:
     """Make this process's daphne skip Twisted's form parsing and access-log lines, and guard it.
 
     Call it before daphne accepts connections: the daphne command loads the ASGI application
-    (askserver/asgi.py calls this) before it builds its HTTP factory. Returns whether daphne
-    is tuned.
+    (askserver/asgi.py calls this) before it builds its HTTP factory. With
+    `access_log_through_logging`, daphne's access lines become `daphne.access` log records.
+    Returns whether daphne is tuned.
     """
     if "daphne.server" not in sys.modules:
         return False
@@ -95,9 +97,7 @@ def tune_daphne() -> bool:
     # daphne looks both names up when it builds its factory and each connection's protocol.
     http_protocol.WebRequest = WebRequest
     server.HTTPFactory = HTTPFactory
-    from ask_mcp.ops import environment
-
-    if environment.get("LOG_FORMAT", os.environ) == "json":
+    if access_log_through_logging:
         _access_log_through_logging()
     return True
 
@@ -146,6 +146,9 @@ _running: set[asyncio.Task[None]] = set()
 
 DEFAULT_SETTINGS: Final = "askserver.settings"
 """The settings module used when DJANGO_SETTINGS_MODULE names none (the embedded default)."""
+DEFAULT_PREPARE: Final = "askserver.var.prepare_var_dir"
+"""What the embedded default runs before its settings load (its data folder and secret key, as
+its own entry points do). Named, as the settings are, so ask_mcp never imports askserver."""
 
 
 def is_loopback(host: str) -> bool:
@@ -160,16 +163,21 @@ def is_loopback(host: str) -> bool:
 def setup_django() -> None:
     """Configure Django with the project's settings (unless a project already did), and migrate.
 
+    With the embedded default's settings, its data folder is prepared first, as its own entry
+    points do (:data:`DEFAULT_PREPARE`).
+
     The database holds initialize-era sessions (and the inbox's asks); migrating an
     up-to-date database is quick and quiet.
     """
     # daphne installs its asyncio-backed Twisted reactor on import; it must come before anything
     # that imports twisted.internet.reactor.
     import daphne.server  # noqa: F401
-
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", DEFAULT_SETTINGS)
     import django
     from django.core.management import call_command
+    from django.utils.module_loading import import_string
+
+    if os.environ.setdefault("DJANGO_SETTINGS_MODULE", DEFAULT_SETTINGS) == DEFAULT_SETTINGS:
+        import_string(DEFAULT_PREPARE)()
 
     django.setup()
     call_command("migrate", interactive=False, verbosity=0)

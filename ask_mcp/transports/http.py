@@ -32,15 +32,8 @@ from ask_mcp.protocol.jsonrpc import (
 )
 from ask_mcp.server.core import Server
 from ask_mcp.server.eras.legacy import LegacySession
-from ask_mcp.team.auth import (
-    CALLING_TOKEN,
-    Caller,
-    Unauthorized,
-    authenticate,
-    caller_credential,
-    caller_people_only,
-    caller_team,
-)
+from ask_mcp.server.identity import Identity
+from ask_mcp.team.auth import Unauthorized, authenticate
 from ask_mcp.transports.admission import (
     HttpProblem,
     accepted,
@@ -210,7 +203,7 @@ class McpEndpoint:
             check_host(headers)
             check_origin(headers)
             try:
-                caller = await authenticate(
+                who = await authenticate(
                     headers,
                     scope.get("client"),
                     anonymous_loopback=conf.values().allow_anonymous_loopback,
@@ -219,11 +212,10 @@ class McpEndpoint:
                 raise HttpProblem(
                     401, f"Unauthorized: {exc}", [(b"www-authenticate", exc.challenge)]
                 ) from exc
-            if caller is not None:
-                exchange.principal = caller.principal
-                CALLING_TOKEN.set(caller.token_id)
+            if who.principal is not None:
+                exchange.principal = who.principal
             if method in ("GET", "DELETE") and declared == LEGACY:
-                await self._legacy_without_body(method, headers, session_id, caller, receive, send)
+                await self._legacy_without_body(method, headers, session_id, who, receive, send)
                 return
             if method != "POST":
                 raise HttpProblem(
@@ -258,9 +250,9 @@ class McpEndpoint:
         else:
             exchange.method = "response"
         if era_of(message, declared) == MODERN:
-            await self._modern(scope, message, headers, names, caller, sse_ok, receive, send)
+            await self._modern(scope, message, headers, names, who, sse_ok, receive, send)
         else:
-            await self._legacy(scope, message, headers, session_id, caller, sse_ok, receive, send)
+            await self._legacy(scope, message, headers, session_id, who, sse_ok, receive, send)
 
     # ------------------------------------------------------------------ 2026-07-28
 
@@ -270,7 +262,7 @@ class McpEndpoint:
         message: Request | Response,
         headers: dict[str, str],
         names: list[str],
-        caller: Caller | None,
+        who: Identity,
         sse_ok: bool,
         receive: Receive,
         send: Send,
@@ -296,10 +288,7 @@ class McpEndpoint:
                 header_names=names,
                 stream=stream,
                 base_url=_base_url(scope, headers),
-                principal=caller.principal if caller else None,
-                team=caller_team(caller),
-                credential=caller_credential(caller),
-                people_only=caller_people_only(caller),
+                who=who,
             ),
             loop=asyncio.get_running_loop(),
             eager_start=True,
@@ -318,7 +307,7 @@ class McpEndpoint:
         message: Request | Response,
         headers: dict[str, str],
         session_id: str | None,
-        caller: Caller | None,
+        who: Identity,
         sse_ok: bool,
         receive: Receive,
         send: Send,
@@ -330,7 +319,7 @@ class McpEndpoint:
                 and message.method == "initialize"
                 and message.id is not None
             ):
-                await self._initialize(message, caller, send)
+                await self._initialize(message, who, send)
                 return
             await send_problem(
                 send,
@@ -343,7 +332,7 @@ class McpEndpoint:
             )
             return
         try:
-            session = await self._session(session_id, headers, caller)
+            session = await self._session(session_id, headers, who)
         except HttpProblem as problem:
             await send_problem(send, problem, message.id)
             return
@@ -363,7 +352,7 @@ class McpEndpoint:
             stream,
             _base_url(scope, headers),
             receive,
-            people_only=caller_people_only(caller),
+            who,
         )
 
     async def _in_session(
@@ -373,8 +362,7 @@ class McpEndpoint:
         stream: HttpStream,
         base_url: str,
         receive: Receive,
-        *,
-        people_only: bool = False,
+        who: Identity,
     ) -> None:
         """Answer one request inside its session on `stream`, tracked so the session can cancel it."""
         sessions = self.sessions
@@ -386,7 +374,7 @@ class McpEndpoint:
                 control=sessions,
                 responses=sessions.router(session.id),
                 base_url=base_url,
-                people_only=people_only,
+                who=who,
             )
         )
         assert message.id is not None
@@ -400,7 +388,7 @@ class McpEndpoint:
         if reply is not None:
             await stream.finish(reply)
 
-    async def _initialize(self, message: Request, caller: Caller | None, send: Send) -> None:
+    async def _initialize(self, message: Request, who: Identity, send: Send) -> None:
         assert message.id is not None
         try:
             result, version, capabilities, client_info = self.server.initialize(message)
@@ -411,8 +399,7 @@ class McpEndpoint:
             version,
             capabilities,
             client_info,
-            principal=caller.principal if caller else None,
-            team=caller_team(caller),
+            principal=who.principal,
         )
         await send_json(
             send,
@@ -422,14 +409,14 @@ class McpEndpoint:
         )
 
     async def _session(
-        self, session_id: str, headers: dict[str, str], caller: Caller | None
+        self, session_id: str, headers: dict[str, str], who: Identity
     ) -> LegacySession:
         session = await self.sessions.get(session_id)
         if session is None:
             raise HttpProblem(
                 404, "Not Found: unknown or ended Mcp-Session-Id; initialize a new session"
             )
-        if session.principal != (caller.principal if caller else None):
+        if session.principal != who.principal:
             raise HttpProblem(403, "Forbidden: this session belongs to another user")
         version = headers.get(mcp.HEADER_PROTOCOL_VERSION)
         if version is not None and version != session.protocol_version:
@@ -445,13 +432,13 @@ class McpEndpoint:
         method: str,
         headers: dict[str, str],
         session_id: str | None,
-        caller: Caller | None,
+        who: Identity,
         receive: Receive,
         send: Send,
     ) -> None:
         if session_id is None:
             raise HttpProblem(400, f"Bad Request: {method} needs an Mcp-Session-Id header")
-        session = await self._session(session_id, headers, caller)
+        session = await self._session(session_id, headers, who)
         if method == "DELETE":
             await self.sessions.end(session.id)
             await send_empty(send, 204)

@@ -7,6 +7,7 @@ connection's one initialize-era session, in which questions are server-initiated
 stdin. Requests run concurrently, so a response can arrive while its call waits; writes are
 whole lines, never interleaved. A line that is not a usable message gets a JSON-RPC error and
 the server keeps reading. End of input ends the server: calls still running are cancelled.
+Nothing on stdio carries a credential: every request asks as ``Identity.ANONYMOUS``.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from ask_mcp.protocol.jsonrpc import (
 from ask_mcp.server.core import Server
 from ask_mcp.server.eras.legacy import LegacySession
 from ask_mcp.server.errors import CLIENT_CANCELLED
+from ask_mcp.server.identity import Identity
 
 logger = logging.getLogger("ask_mcp.transports.stdio")
 
@@ -154,7 +156,7 @@ class StdioConnection:
         stream = StdioStream(self.writer)
         if era_of(request) == MODERN:
             return await self.server.handle_modern(
-                request, headers=None, stream=stream, base_url=self.base_url
+                request, headers=None, who=Identity.ANONYMOUS, stream=stream, base_url=self.base_url
             )
         if request.method == "initialize":
             return self._initialize(request)
@@ -166,11 +168,14 @@ class StdioConnection:
                     stream=stream,
                     responses=self.responses,
                     base_url=self.base_url,
+                    who=Identity.ANONYMOUS,
                 )
             except asyncio.CancelledError:
                 return None  # notifications/cancelled: the initialize era sends no reply
         # Neither era: the modern path names what is missing from `_meta`.
-        return await self.server.handle_modern(request, headers=None, stream=stream)
+        return await self.server.handle_modern(
+            request, headers=None, who=Identity.ANONYMOUS, stream=stream
+        )
 
     def _initialize(self, request: Request) -> dict[str, Any]:
         assert request.id is not None

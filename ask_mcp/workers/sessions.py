@@ -99,7 +99,6 @@ class LegacySessions:
         capabilities: dict[str, Any],
         client_info: dict[str, Any] | None,
         principal: str | None,
-        team: str | None = None,
     ) -> LegacySession:
         session = LegacySession(
             id=secrets.token_urlsafe(32),
@@ -107,7 +106,6 @@ class LegacySessions:
             capabilities=capabilities,
             client_info=client_info,
             principal=principal,
-            team=team,
         )
         await LegacySessionRecord.objects.acreate(
             id=session.id,
@@ -115,7 +113,6 @@ class LegacySessions:
             capabilities=storable(capabilities),
             client_info=storable(client_info),
             principal=principal or "",
-            team=team or "",
             last_seen_at=datetime.now(UTC),
         )
         await self._cache_session(session)
@@ -155,7 +152,6 @@ class LegacySessions:
             capabilities=record.capabilities,
             client_info=record.client_info,
             principal=record.principal or None,
-            team=record.team or None,
             log_level=record.log_level or None,
         )
         await self._cache_session(session)

@@ -105,7 +105,7 @@ async def test_a_config_file_names_the_server_and_its_toolkits(tmp_path: Path) -
         (
             '{"tools": {"Nope": {}}}',
             [],
-            "Unknown toolkit 'Nope'; available: Ask, Conformance, FileSystem",
+            "Unknown toolkit 'Nope'; available: Ask, FileSystem",
         ),
         (
             '{"tools": {"Ask": {"timout": 1}}}',
@@ -257,8 +257,9 @@ async def test_the_one_shot_run_http_serves_hand_plugged_toolkits(tmp_path: Path
 
 
 async def test_the_readme_one_shot_and_config_file_are_the_ones_that_run(tmp_path: Path) -> None:
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("## Three ways to start a server", 1)[1]
+    # The README's "Three ways to start a server" is now its own page, docs/library/servers.md.
+    page = (ROOT / "docs" / "library" / "servers.md").read_text()
+    section = page.split("# Three ways to start a server\n", 1)[1]
     one_shot = section.split("```python\n", 1)[1].split("```", 1)[0]
     served = (ROOT / "tests" / "support" / "oneshot_server.py").read_text()
     assert one_shot.split("\n\n")[1].split("#")[0].strip() in served

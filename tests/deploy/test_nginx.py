@@ -1,9 +1,9 @@
-"""Behind Debian's nginx over TLS, configured by the README's block: two workers, every way in.
+"""Behind Debian's nginx over TLS, configured by the docs' block: two workers, every way in.
 
-The README's ```nginx block runs as written, changed only in its port, certificate paths (a
-self-signed certificate made here), upstream addresses and `server_name`
-(tests/support/nginx.py), in front of two daphne workers on Redis and PostgreSQL that read the
-README's proxy variables (ASKSERVER_TRUST_FORWARDED_PROTO, ASKSERVER_SECURE_COOKIES). Every
+The ```nginx block of docs/deploy/workers.md runs as written, changed only in its port,
+certificate paths (a self-signed certificate made here), upstream addresses and `server_name`
+(tests/support/nginx.py), in front of two daphne workers on Redis and PostgreSQL that read that
+page's proxy variables (ASKSERVER_TRUST_FORWARDED_PROTO, ASKSERVER_SECURE_COOKIES). Every
 client talks TLS to nginx only: the official SDK client, raw HTTP for a held stream and the body
 limit, and a real browser signing in, holding the inbox's socket and answering.
 
@@ -37,8 +37,8 @@ from tests.support.clients import Person, Rounds, accept
 from tests.support.live import LiveServer, LiveServers
 from tests.support.nginx import (
     Nginx,
+    documented_block,
     localised,
-    readme_block,
     require_nginx,
     self_signed,
     start,
@@ -107,7 +107,7 @@ def front(live_servers: LiveServers, tmp_path_factory: pytest.TempPathFactory) -
         try:
             port = free_port()
             block = localised(
-                readme_block(),
+                documented_block(),
                 port=port,
                 certificate=certificate,
                 key=key,

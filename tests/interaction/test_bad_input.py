@@ -53,13 +53,13 @@ from mcp.types import CallToolResult, InputRequiredResult, TextContent
 from ask_mcp import MCPServer
 from ask_mcp.protocol.jsonrpc import MAX_DEPTH
 from ask_mcp.server.request_state import QuestionClaims, StateClaims, StateSealer, derive_key
-from ask_mcp.toolkits.conformance import Conformance
 from ask_mcp.transports.http import McpEndpoint
 from tests.support import calls
 from tests.support.asgi_client import AsgiRequest
 from tests.support.browser import Person, add_user
 from tests.support.clients import Person as ClientPerson
 from tests.support.clients import accept, authed
+from tests.support.conformance.toolkit import Conformance
 from tests.support.filesystem import client as fs_client
 from tests.support.filesystem import filesystem_server
 from tests.support.filesystem import text as fs_text
@@ -365,7 +365,7 @@ class Upload:
 
 @pytest.mark.parametrize("declared", [True, False], ids=["content-length", "chunked"])
 async def test_the_endpoint_stops_reading_a_body_at_the_limit(declared: bool) -> None:
-    # daphne itself spools a whole body before the app runs (the README's proxy limit covers
+    # daphne itself spools a whole body before the app runs (the deploy page's nginx limit covers
     # that); the endpoint's own part is to pull no more than the limit from any ASGI server.
     upload = Upload(10 << 20)
     headers = headers_for({"method": "tools/list"})

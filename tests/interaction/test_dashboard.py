@@ -3,7 +3,7 @@
 A live daphne server with tokens required. Today's asks go through /mcp with two tokens, so
 the per-token rates show that each ask kept the token it came with; the previous days' history
 is written into the database directly (a chart of one day says little), as the recorder would
-have left it. The screenshot is docs/dashboard.png's source (test-output/dashboard.png).
+have left it. The screenshot is docs/answering/dashboard.png's source (test-output/dashboard.png).
 """
 
 from __future__ import annotations
@@ -40,7 +40,8 @@ for back in range(1, 14):
         created = day.replace(hour=9 + n % 8)
         wait = dt.timedelta(seconds=random.choice([20, 45, 90, 240, 600, 1500]))
         rows.append(Ask(id=uuid.uuid4(), created=created, message=f"history {back}/{n}", schema={},
-            tool="user_ask", route=random.choice(["client", "browser"]), status=status, token=token,
+            tool="user_ask", route=random.choice(["client", "browser"]), status=status,
+            credential_kind="token", credential_id=str(token.pk),
             principal=f"user:{token.user_id}", asked_by_id=token.user_id,
             answered_at=created + wait if status in ("accepted", "declined", "cancelled") else None,
             expires_at=created + dt.timedelta(minutes=10)))

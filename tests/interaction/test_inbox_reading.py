@@ -3,7 +3,7 @@
 A real daphne server, the official MCP client without forms, Debian's chromium at 1280x800 and
 at 390x844, and axe-core's default rules (WCAG 2.0-2.2 A and AA plus best practices) on every
 page a person sees: sign-in, the inbox with asks waiting, an ask's page, the answered state and
-"My answers". Screenshots for the README are taken here, light and dark.
+"My answers". Screenshots for the docs (docs/answering/) are taken here, light and dark.
 """
 
 from __future__ import annotations

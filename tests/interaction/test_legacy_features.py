@@ -24,8 +24,8 @@ from mcp.types import (
     TextContent,
 )
 
-from ask_mcp.toolkits.conformance import PNG
 from tests.support.clients import Person, accept, roots_lister, sampler
+from tests.support.conformance.toolkit import PNG
 from tests.support.features import FEATURES_CONFIG
 from tests.support.live import LiveServers
 from tests.support.results import text_of

@@ -70,7 +70,8 @@ async def test_the_mailed_link_leads_through_sign_in_to_the_form_and_the_answer_
         page = await context.new_page()
         await page.set_content(mail.html)
         OUTPUT.mkdir(exist_ok=True)
-        await page.screenshot(path=str(OUTPUT / "mail.png"), full_page=True)  # docs/mail.png
+        # The source of docs/answering/mail.png.
+        await page.screenshot(path=str(OUTPUT / "mail.png"), full_page=True)
         # Not signed in: the link asks carol to sign in, then lands on the ask's form.
         await page.goto(mail.link)
         await expect(page).to_have_url(re.compile(r"/accounts/login/\?next=/link/"))

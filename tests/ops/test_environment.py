@@ -8,10 +8,10 @@ import subprocess
 import sys
 
 import pytest
+from django.core.checks import run_checks
 from django.test import override_settings
 
-from ask_mcp.checks import check_ask_mcp_settings as run_checks
-from ask_mcp.ops import environment
+from askserver import environment
 from tests.support.live import ROOT
 
 

@@ -24,8 +24,8 @@ from django.test import override_settings
 from django.utils import timezone
 
 from ask_mcp.models import Ask
-from ask_mcp.ops import environment
 from ask_mcp.records.retention import deletable, purge_answers
+from askserver import environment
 from tests.support import calls
 from tests.support.browser import WEB_CONFIG, Person
 from tests.support.inbox_http import signed_in_http

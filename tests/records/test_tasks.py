@@ -10,6 +10,7 @@ from django.test import override_settings
 
 from ask_mcp.records.tasks import TaskRows
 from ask_mcp.server.eras.tasks import TaskRecord
+from ask_mcp.server.identity import TOKEN, Credential, Identity
 
 
 @pytest.mark.parametrize(
@@ -31,7 +32,7 @@ def _task(task_id: str, *, expires_in: float = 60.0, principal: str = "user:1") 
     now = time.time()
     return TaskRecord(
         id=task_id,
-        principal=principal,
+        who=Identity(principal, "group:2", Credential(TOKEN, "5", "ci (askmcp_Ab12…)")),
         tool="user_ask",
         arguments={"message": "Go?"},
         status="input_required",
@@ -68,3 +69,17 @@ async def test_tasks_past_their_time_to_live_are_purged_and_others_kept() -> Non
     await rows.create(_task("t-new"))
     assert await rows.purge(time.time() + 1) == 1
     assert await rows.load("t-old") is None and await rows.load("t-new") is not None
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_row_written_before_the_credential_was_kept_reads_back_with_none() -> None:
+    from ask_mcp.models import Task
+    from ask_mcp.records.tasks import _row
+
+    row = _row(_task("t-before"))
+    del row["state"]["credential"]  # as rows were written before the identity was one value
+    row["state"]["people_only"] = True
+    await Task.objects.acreate(**row)
+    loaded = await TaskRows().load("t-before")
+    assert loaded is not None
+    assert loaded.who == Identity("user:1", "group:2", None, people_only=True)

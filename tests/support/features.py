@@ -25,7 +25,7 @@ from ask_mcp.server import (
     resource_template,
     tool,
 )
-from ask_mcp.toolkits.conformance import PNG
+from tests.support.conformance.toolkit import PNG
 
 FEATURES_CONFIG: Final[dict[str, Any]] = {
     "TOOLKITS": {"Ask": {}, "tests.support.features.Features": {}},

@@ -1,9 +1,10 @@
-"""Debian's nginx in front of live workers, configured by the README's own ```nginx block; knows nothing of what the workers serve.
+"""Debian's nginx in front of live workers, configured by the docs' own ```nginx block; knows nothing of what the workers serve.
 
-The block is read out of README.md and changed only where a test machine must differ from
-ask.example.com: the listening port (bound to loopback), the certificate paths, the upstream
-addresses and `server_name`. Each change must find its text exactly once, so a README edit that
-moves one of them fails here instead of testing something else. The test's own master process
+The block is read out of docs/deploy/workers.md (Deploying without losing a question) and changed
+only where a test machine must differ from ask.example.com: the listening port (bound to
+loopback), the certificate paths, the upstream addresses and `server_name`. Each change must find
+its text exactly once, so a docs edit that moves one of them fails here instead of testing
+something else. The test's own master process
 runs from a temporary prefix (`nginx -p`), never the machine's nginx service, and is stopped by
 its id. Missing nginx skips the test with a reason, or fails it under
 ASKSERVER_REQUIRE_SERVICES=1 (CI).
@@ -29,8 +30,8 @@ NGINX: Final = Path("/usr/sbin/nginx")
 """Debian's nginx (`apt-get install nginx`; .ci/run installs it)."""
 OPENSSL: Final = "openssl"
 """Makes the self-signed certificate (Debian's openssl, on every machine nginx is)."""
-README: Final = ROOT / "README.md"
-"""Where the block is read from: the README is what runs."""
+DEPLOY_PAGE: Final = ROOT / "docs" / "deploy" / "workers.md"
+"""Where the block is read from: the deploy page is what runs."""
 START_TIMEOUT: Final = 15.0
 """Seconds nginx may take to listen: it reads its configuration and binds in well under one."""
 
@@ -46,16 +47,18 @@ def require_nginx() -> None:
     pytest.skip(reason)
 
 
-def readme_block() -> str:
-    """The README's one ```nginx block, as written."""
-    blocks = re.findall(r"^```nginx\n(.*?)^```$", README.read_text(), re.MULTILINE | re.DOTALL)
-    assert len(blocks) == 1, f"README.md must hold exactly one ```nginx block, found {len(blocks)}"
+def documented_block() -> str:
+    """The deploy page's one ```nginx block, as written."""
+    text = DEPLOY_PAGE.read_text()
+    blocks = re.findall(r"^```nginx\n(.*?)^```$", text, re.MULTILINE | re.DOTALL)
+    page = DEPLOY_PAGE.relative_to(ROOT)
+    assert len(blocks) == 1, f"{page} must hold exactly one ```nginx block, found {len(blocks)}"
     return str(blocks[0])
 
 
 def _replace_once(text: str, pattern: str, replacement: str) -> str:
     changed, count = re.subn(pattern, replacement, text)
-    assert count == 1, f"the README's nginx block must contain {pattern!r} exactly once"
+    assert count == 1, f"the deploy page's nginx block must contain {pattern!r} exactly once"
     return changed
 
 
@@ -141,7 +144,7 @@ def start(prefix: Path, block: str, port: int) -> Nginx:
     conf.write_text(main_config(prefix))
     command = [str(NGINX), "-p", str(prefix), "-c", str(conf)]
     tested = subprocess.run([*command, "-t"], capture_output=True, text=True, timeout=30)
-    assert tested.returncode == 0, f"nginx -t refused the README's block:\n{tested.stderr}"
+    assert tested.returncode == 0, f"nginx -t refused the deploy page's block:\n{tested.stderr}"
     with open(prefix / "stderr.log", "wb") as stderr:
         process = subprocess.Popen([*command, "-g", "daemon off;"], stdout=stderr, stderr=stderr)
     server = Nginx(prefix, port, process)

@@ -1,4 +1,4 @@
-"""The README's one-shot server, verbatim: toolkits named, not imported; `.run()` serves stdio."""
+"""The one-shot server of docs/library/servers.md, verbatim: toolkits named, not imported; `.run()` serves stdio."""
 
 from __future__ import annotations
 

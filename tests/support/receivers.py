@@ -1,8 +1,8 @@
-"""A webhook receiver on loopback, verifying signatures as the README tells receivers to.
+"""A webhook receiver on loopback, verifying signatures as docs/answering/reach.md tells receivers to.
 
 It keeps every request it gets (headers, raw body, whether the signature verified) and answers
 with scripted statuses; a status of 3xx answers with a Location header. Its verification is
-written here from the README's description, not imported from the server.
+written here from that page's description, not imported from the server.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 
 
 def verify(secret: str, header: str, body: bytes, *, tolerance: float = 300.0) -> bool:
-    """The README's recipe: HMAC-SHA256 over "<t>." + body; refuse timestamps off by > tolerance."""
+    """The docs' recipe: HMAC-SHA256 over "<t>." + body; refuse timestamps off by > tolerance."""
     fields = dict(part.split("=", 1) for part in header.split(",") if "=" in part)
     try:
         timestamp = int(fields["t"])

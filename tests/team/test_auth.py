@@ -13,12 +13,12 @@ from mcp import MCPError
 from mcp.types import CallToolResult, InputRequiredResult
 
 from ask_mcp.models import ApiToken
+from ask_mcp.server.identity import TOKEN, Credential, Identity
 from ask_mcp.team.auth import (
-    Caller,
     Unauthorized,
     authenticate,
-    caller_team,
     digest,
+    identity_of,
     principal_of,
     team_id_of,
     team_of,
@@ -181,7 +181,7 @@ def test_createtoken_prints_the_token_once_and_stores_only_its_hash(
 )
 async def test_anonymous_use_is_allowed_on_loopback_only(client: Any, allowed: bool) -> None:
     if allowed:
-        assert await authenticate({}, client, anonymous_loopback=True) is None
+        assert await authenticate({}, client, anonymous_loopback=True) is Identity.ANONYMOUS
     else:
         with pytest.raises(Unauthorized):
             await authenticate({}, client, anonymous_loopback=True)
@@ -219,7 +219,12 @@ def test_principals_and_teams_read_back_as_the_ids_they_were_written_from() -> N
         assert user_id_of(unreadable) is None
     for unreadable in (None, "", "group:", "group:x", "user:3"):
         assert team_id_of(unreadable) is None
-    caller = Caller(principal="user:7", user_id=7, username="ann", token_id=1, team_id=3)
-    assert caller_team(caller) == "group:3"
-    assert caller_team(Caller("user:7", 7, "ann", 1, None)) is None
-    assert caller_team(None) is None
+    token = ApiToken(pk=1, user_id=7, team_id=3, name="ci", prefix="askmcp_Ab12")
+    assert identity_of(token) == Identity(
+        "user:7", "group:3", Credential(TOKEN, "1", "ci (askmcp_Ab12…)")
+    )
+    alone = ApiToken(pk=2, user_id=7, team_id=None, prefix="askmcp_Cd34", people_only=True)
+    assert identity_of(alone) == Identity(
+        "user:7", None, Credential(TOKEN, "2", "askmcp_Cd34…"), people_only=True
+    )
+    assert Identity.ANONYMOUS.principal is None and Identity.ANONYMOUS.team is None

@@ -34,6 +34,7 @@ from tests.support.calls import call_body, client, rpc
 from tests.support.clients import Person as ClientPerson
 from tests.support.clients import accept
 from tests.support.clients import authed as sdk_client
+from tests.support.conformance import TOOLKIT as CONFORMANCE
 from tests.support.inbox_http import held_call, signed_in_http
 from tests.support.live import LiveServer, LiveServers
 from tests.support.names import unique
@@ -269,7 +270,7 @@ async def test_the_admin_sets_a_token_people_only_and_its_next_ask_goes_to_the_i
     await expect(page.locator(".field-answered .readonly")).to_have_text("in the inbox")
 
 
-CONFORMANCE_WEB = {**WEB_CONFIG, "TOOLKITS": {"Ask": {}, "Conformance": {}}}
+CONFORMANCE_WEB = {**WEB_CONFIG, "TOOLKITS": {"Ask": {}, CONFORMANCE: {}}}
 """The shipped configuration plus the conformance toolkit, whose tools send raw input requests."""
 
 

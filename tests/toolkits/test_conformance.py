@@ -6,7 +6,8 @@ import importlib
 
 from ask_mcp import MCPServer, conf
 from ask_mcp.toolkits import build_toolkit
-from ask_mcp.toolkits.conformance import JSON_SCHEMA_2020_12
+from tests.support.conformance import TOOLKIT
+from tests.support.conformance.toolkit import JSON_SCHEMA_2020_12
 
 SUITE_TOOLS = {
     "test_simple_text",
@@ -44,7 +45,7 @@ SUITE_PROMPTS = {
 
 
 def fixture_server() -> MCPServer:
-    toolkit, prefix = build_toolkit("Conformance", {})
+    toolkit, prefix = build_toolkit(TOOLKIT, {})
     assert prefix is None
     return MCPServer("conformance").plug(toolkit)
 
@@ -82,5 +83,5 @@ def test_tool_input_schemas_are_listed_exactly_as_declared() -> None:
 
 def test_only_the_conformance_settings_load_it() -> None:
     assert "Conformance" not in conf.DEFAULTS["TOOLKITS"]
-    settings = importlib.import_module("askserver.settings_conformance")
-    assert settings.ASK_MCP["TOOLKITS"] == {"Ask": {}, "Conformance": {}}
+    settings = importlib.import_module("tests.support.conformance.settings")
+    assert settings.ASK_MCP["TOOLKITS"] == {"Ask": {}, TOOLKIT: {}}

@@ -74,7 +74,7 @@ def test_prefix_sits_beside_the_settings_and_an_empty_one_registers_bare_names()
     [
         (
             {"Nope": {}},
-            "Unknown toolkit 'Nope'; available: Ask, Conformance, FileSystem (or a dotted path such as "
+            "Unknown toolkit 'Nope'; available: Ask, FileSystem (or a dotted path such as "
             "'mypackage.tools:MyToolkit')",
         ),
         (

@@ -7,7 +7,7 @@ the retry carrying ``inputResponses`` wakes the same task where it stopped; noth
 To a legacy client it goes as a server-initiated request on the call's stream (an
 :class:`~ask_mcp.server.ports.InputChannel` supplied by the era). Otherwise it goes to the
 server's ``on_elicit`` hook (the browser inbox), as every question of a people-only caller
-(``Context.people_only``) does, whatever its client declares. All three share the capacity,
+(``Context.who.people_only``) does, whatever its client declares. All three share the capacity,
 the deadlines, the schema checks and the re-ask rule. It does not know the wire's envelope,
 the eras' methods or any transport. Pure asyncio: no Django.
 
@@ -125,26 +125,23 @@ def new_question(
     attach = None
     if route != "client":
         same = ctx.idempotency_key or request_binding(ctx.method, ctx.name, ctx.arguments)
-        attach = attach_key(ctx.principal, ctx.name, same)
+        attach = attach_key(ctx.who.principal, ctx.name, same)
     return Question(
         id=new_ask_id().hex,
         message=message,
         schema=schema,
         tool=ctx.name,
-        principal=ctx.principal,
+        who=ctx.who,
         route=route,
         created_at=now,
         expires_at=now + limit,
         client_name=ctx.client_name,
         worker=worker,
-        team=ctx.team,
         toolkit=ctx.toolkit,
         attach_key=attach,
         collector=f"{ctx.client_name or 'a client'} ({ctx.protocol_version}) via {worker}",
-        credential=ctx.credential,
         client_version=ctx.client_version,
         session=ctx.session,
-        people_only=ctx.people_only,
     )
 
 
@@ -227,7 +224,7 @@ class ElicitationTable:
             question.call_id = parked.id
             self._hold_slot(parked)  # held until the call ends, across every round
         else:
-            self.slots.take(ctx.principal)
+            self.slots.take(ctx.who.principal)
         status, answer = "withdrawn", None
         try:
             if self.observer is not None:
@@ -249,7 +246,7 @@ class ElicitationTable:
             raise
         finally:
             if not travels:
-                self.slots.give_back(ctx.principal)
+                self.slots.give_back(ctx.who.principal)
             if self.observer is not None:
                 self._ended(question, status, answer)
 
@@ -275,7 +272,7 @@ class ElicitationTable:
         Raises:
             ElicitationUnavailable: nobody can be asked.
         """
-        if ctx.people_only:
+        if ctx.who.people_only:
             if self.on_elicit is not None:
                 return "browser"
             raise ElicitationUnavailable(people_only=True)
@@ -412,7 +409,7 @@ class ElicitationTable:
         if parked is not None:
             self._hold_slot(parked)
         else:
-            self.slots.take(ctx.principal)
+            self.slots.take(ctx.who.principal)
         deadline = self.clock() + self.ttl
         try:
             answers = await asyncio.gather(
@@ -423,19 +420,19 @@ class ElicitationTable:
             )
         finally:
             if parked is None:
-                self.slots.give_back(ctx.principal)
+                self.slots.give_back(ctx.who.principal)
         return dict(zip(requests, answers, strict=True))
 
     def _hold_slot(self, call: ParkedCall) -> None:
         """A call takes one slot for its principal on its first question, across every round."""
         if not call.holds_slot:
-            self.slots.take(call.ctx.principal)
+            self.slots.take(call.ctx.who.principal)
             call.holds_slot = True
 
     def _release_slot(self, call: ParkedCall) -> None:
         if call.holds_slot:
             call.holds_slot = False
-            self.slots.give_back(call.ctx.principal)
+            self.slots.give_back(call.ctx.who.principal)
 
     # ------------------------------------------------------------------ multi round-trip calls
 
@@ -458,7 +455,7 @@ class ElicitationTable:
             id=str(next(self._seq)),
             ctx=ctx,
             binding=binding,
-            principal=self.sealer.principal_digest(ctx.principal),
+            principal=self.sealer.principal_digest(ctx.who.principal),
             preset=dict(preset) if preset else None,
             finish=finish,
         )

@@ -20,7 +20,6 @@ ENTRY_POINT_GROUP: Final = "ask_mcp.toolkits"
 BUILTIN: Final[Mapping[str, str]] = {
     "Ask": "ask_mcp.toolkits.ask:AskToolkit",
     "FileSystem": "ask_mcp.toolkits.filesystem:FileSystem",
-    "Conformance": "ask_mcp.toolkits.conformance:Conformance",
 }
 """The toolkits that ship with ask_mcp, by name, as `module:Class` import paths."""
 PREFIX_KEY: Final = "prefix"

@@ -124,7 +124,7 @@ class Era[I: Admitted](ABC):
         if asked.completion is not None:
             caller = self.caller(inbound)
             # A completer reports nothing and is not asked along: it sees only who calls.
-            quiet = Caller(caller.protocol_version, caller.capabilities, caller.principal)
+            quiet = Caller(caller.protocol_version, caller.capabilities, caller.who)
             ctx = self.context(
                 inbound,
                 name=asked.target,

@@ -42,6 +42,7 @@ from ask_mcp.server.errors import (
     MissingClientCapability,
     QuestionNoLongerWaiting,
 )
+from ask_mcp.server.identity import Identity
 from ask_mcp.server.ports import ResponseRouter, Stream
 
 SESSION_STORE_BYTES: Final = 16 * 1024
@@ -60,7 +61,7 @@ class LegacySession:
     capabilities: dict[str, Any]
     client_info: dict[str, Any] | None = None
     principal: str | None = None
-    team: str | None = None
+    """Whose session it is: every request in it must come with this principal's identity."""
     log_level: str | None = None
     created_at: float = field(default_factory=time.time)
     subscriptions: set[str] = field(default_factory=set)
@@ -204,9 +205,9 @@ class LegacyInbound:
     control: SessionControl | None
     responses: ResponseRouter | None
     base_url: str | None
-    people_only: bool = False
-    """This request's token sends its asks to people only (decided per request, not per session:
-    the token the tools/call came with is the one whose setting counts)."""
+    who: Identity = Identity.ANONYMOUS
+    """Who is asking, decided per request, not per session: the credential the tools/call came
+    with is the one whose team and rules count (its principal is the session's)."""
 
 
 ALREADY_INITIALIZED: Final = (
@@ -247,16 +248,14 @@ class LegacyEra(Era[LegacyInbound]):
         return Caller(
             protocol_version=session.protocol_version,
             capabilities=session.capabilities,
-            principal=session.principal,
+            who=inbound.who,
             stream=inbound.stream,
             progress_token=token,
             log_level=session.log_level,
             client_name=session.client_name,
             base_url=inbound.base_url,
-            team=session.team,
             client_version=client_version(session.client_info),
             session=session.id,
-            people_only=inbound.people_only,
         )
 
     def list_hints(self, result: dict[str, Any]) -> dict[str, Any]:

@@ -50,6 +50,7 @@ from ask_mcp.server.errors import (
     QuestionNoLongerWaiting,
     ToolError,
 )
+from ask_mcp.server.identity import Identity
 from ask_mcp.server.ports import NULL_STREAM, Stream
 from ask_mcp.server.request_state import InvalidState, request_binding
 
@@ -87,14 +88,11 @@ class Inbound:
 
     request: Request
     envelope: Envelope
-    principal: str | None
+    who: Identity
+    """Who is asking, as the team layer built it from the request's credential."""
     stream: Stream
     headers: Mapping[str, str] | None
     base_url: str | None = None
-    team: str | None = None
-    credential: str | None = None
-    people_only: bool = False
-    """The request's token sends its asks to people only (ask_mcp.team.auth decides)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,12 +138,9 @@ class ModernEra(Era[Inbound]):
         *,
         headers: Mapping[str, str] | None,
         header_names: Iterable[str],
-        principal: str | None,
+        who: Identity,
         stream: Stream | None,
         base_url: str | None,
-        team: str | None,
-        credential: str | None = None,
-        people_only: bool = False,
     ) -> Inbound:
         """The envelope rungs of the ladder: `_meta`, then the headers (over HTTP), then the version.
 
@@ -156,17 +151,7 @@ class ModernEra(Era[Inbound]):
         if headers is not None:
             check_headers(request, envelope, headers, header_names)
         check_version(envelope, (mcp.MODERN_VERSION,))
-        return Inbound(
-            request,
-            envelope,
-            principal,
-            stream or NULL_STREAM,
-            headers,
-            base_url,
-            team,
-            credential,
-            people_only,
-        )
+        return Inbound(request, envelope, who, stream or NULL_STREAM, headers, base_url)
 
     def offers(self) -> Mapping[str, Any]:
         return self.catalog.offers()
@@ -191,16 +176,13 @@ class ModernEra(Era[Inbound]):
         return Caller(
             protocol_version=mcp.MODERN_VERSION,
             capabilities=envelope.client_capabilities,
-            principal=inbound.principal,
+            who=inbound.who,
             stream=inbound.stream,
             progress_token=envelope.progress_token,
             log_level=envelope.log_level,
             client_name=client_name(envelope.client_info),
             base_url=inbound.base_url,
-            team=inbound.team,
-            credential=inbound.credential,
             client_version=client_version(envelope.client_info),
-            people_only=inbound.people_only,
         )
 
     def list_hints(self, result: dict[str, Any]) -> dict[str, Any]:
@@ -314,16 +296,16 @@ class ModernEra(Era[Inbound]):
 
     async def tasks_get(self, inbound: Inbound) -> dict[str, Any]:
         task_id = self._task_request(inbound)
-        return await self.tasks.get(task_id, inbound.principal)
+        return await self.tasks.get(task_id, inbound.who.principal)
 
     async def tasks_update(self, inbound: Inbound) -> dict[str, Any]:
         task_id = self._task_request(inbound)
         responses = input_responses(inbound.request.params) or {}
-        return await self.tasks.update(task_id, inbound.principal, responses)
+        return await self.tasks.update(task_id, inbound.who.principal, responses)
 
     async def tasks_cancel(self, inbound: Inbound) -> dict[str, Any]:
         task_id = self._task_request(inbound)
-        return await self.tasks.cancel(task_id, inbound.principal)
+        return await self.tasks.cancel(task_id, inbound.who.principal)
 
     async def prompts_get(self, inbound: Inbound) -> dict[str, Any]:
         prompt, arguments = self.catalog.prompt_named(inbound.request.params)
@@ -368,7 +350,7 @@ class ModernEra(Era[Inbound]):
         if call.required:
             require(inbound.envelope.client_capabilities, call.required, call.name)
         responses = input_responses(params)
-        if responses and inbound.people_only and "requestState" not in params:
+        if responses and inbound.who.people_only and "requestState" not in params:
             # Answers sent up front would answer the call's first question from the client:
             # a people-only token's questions are answered in the inbox, so none is taken.
             raise JsonRpcError(INVALID_PARAMS, PEOPLE_ONLY_REFUSAL, {"reason": "people_only"})
@@ -402,9 +384,9 @@ class ModernEra(Era[Inbound]):
         no worker holds that call any more, finish it from its ask's record if the tool allows."""
         table = self.table
         claims = table.sealer.open_for(
-            inbound.request.params["requestState"], binding=binding, principal=inbound.principal
+            inbound.request.params["requestState"], binding=binding, principal=inbound.who.principal
         )
-        if inbound.people_only and claims.question is not None:
+        if inbound.who.people_only and claims.question is not None:
             # The round waits on a question the client was offered (another token of the same
             # person started the call): a people-only token's request does not answer it.
             raise JsonRpcError(INVALID_PARAMS, PEOPLE_ONLY_STATE, {"reason": "people_only"})

@@ -50,6 +50,7 @@ from ask_mcp.server.errors import (
     QuestionNoLongerWaiting,
     ToolError,
 )
+from ask_mcp.server.identity import Identity
 from ask_mcp.server.ids import new_ask_id
 from ask_mcp.server.question import Question
 from ask_mcp.server.request_state import InvalidState
@@ -104,7 +105,8 @@ class TaskRecord:
     """One task as its row holds it."""
 
     id: str
-    principal: str
+    who: Identity
+    """Who created it: the creating request's identity (its principal alone may read it)."""
     tool: str
     arguments: dict[str, Any]
     status: str
@@ -123,11 +125,8 @@ class TaskRecord:
     ask_expires_at: float = 0.0
     attempt: int = 1
     client_name: str = ""
-    team: str = ""
     toolkit: str = ""
     worker: str = ""
-    people_only: bool = False
-    """Made by a people-only caller: no input request is offered, tasks/update is refused."""
     ask_waiting: bool = False
     """Read with the row, never stored: its ask was pending, unexpired and held by no call then,
     so tasks/get has nothing to collect and writes nothing (False: look at the ask's record)."""
@@ -199,7 +198,9 @@ class MemoryTaskStore:
 
     async def open_count(self, principal: str) -> int:
         return sum(
-            1 for t in self._tasks.values() if t.principal == principal and t.status not in TERMINAL
+            1
+            for t in self._tasks.values()
+            if (t.who.principal or "") == principal and t.status not in TERMINAL
         )
 
     async def purge(self, now: float) -> int:
@@ -307,7 +308,7 @@ class TaskEngine:
     def _new(self, ctx: Context, tool: Tool, now: float) -> TaskRecord:
         return TaskRecord(
             id=secrets.token_urlsafe(24),
-            principal=ctx.principal or "",
+            who=ctx.who,
             tool=tool.name,
             arguments=dict(ctx.arguments),
             status=WORKING,
@@ -316,10 +317,8 @@ class TaskEngine:
             ttl_ms=int((self.ttl + self.retention) * 1000),
             expires_at=now + self.ttl + self.retention,
             client_name=ctx.client_name or "",
-            team=ctx.team or "",
             toolkit=ctx.toolkit or "",
             worker=self.table.worker,
-            people_only=ctx.people_only,
         )
 
     async def create(self, ctx: Context, tool: Tool) -> dict[str, Any] | None:
@@ -327,8 +326,7 @@ class TaskEngine:
         become one, as with a bad `questions` argument: the ordinary call answers it)."""
         now = self._clock()
         await self.store.purge(now)
-        principal = ctx.principal or ""
-        if await self.store.open_count(principal) >= self.limit:
+        if await self.store.open_count(ctx.who.principal or "") >= self.limit:
             raise ToolError(
                 f"This principal already has {self.limit} open tasks (the limit, "
                 "ASKSERVER_TASK_LIMIT): wait for some to end, or cancel them with tasks/cancel"
@@ -360,7 +358,7 @@ class TaskEngine:
         task.ask_id = question.id
         if self.on_ask is not None and not question.attached:
             await self.on_ask(question, ctx)
-        if task.people_only:  # a person answers in the inbox, whatever the client shows
+        if task.who.people_only:  # a person answers in the inbox, whatever the client shows
             task.status_message = PEOPLE_WAIT
         elif mcp.supports_form_elicitation(ctx.capabilities):  # nothing is parked: no channel
             task.status = INPUT_REQUIRED
@@ -377,17 +375,15 @@ class TaskEngine:
             message=message,
             schema=schema,
             tool=task.tool,
-            principal=task.principal or None,
+            who=task.who,
             route="browser",
             created_at=task.created_at,
             expires_at=task.ask_expires_at,
             client_name=task.client_name or None,
             attempt=task.attempt,
             worker="",
-            team=task.team or None,
             toolkit=task.toolkit or None,
             collector=f"{task.client_name or 'a client'} (task {task.id[:8]})",
-            people_only=task.people_only,
             in_task=True,
             **extra,
         )
@@ -429,7 +425,7 @@ class TaskEngine:
 
     async def _owned(self, task_id: str, principal: str | None) -> tuple[TaskRecord, Tool | None]:
         task = await self.store.load(task_id)
-        if task is None or task.principal != (principal or ""):
+        if task is None or (task.who.principal or "") != (principal or ""):
             raise unknown_task(task_id)
         tool = self.tools.get(task.tool)
         return task, tool if tool is not None and tool.from_record is not None else None
@@ -492,7 +488,7 @@ class TaskEngine:
                 it in the inbox; the client never had an input request to answer).
         """
         task, tool = await self._owned(task_id, principal)
-        if task.people_only and responses:
+        if task.who.people_only and responses:
             raise JsonRpcError(
                 INVALID_PARAMS,
                 f"Invalid params: tasks/update refused for task {task.id!r}: "

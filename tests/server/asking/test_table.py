@@ -23,6 +23,7 @@ from ask_mcp.server.errors import (
     ElicitationUnavailable,
     NoValidAnswer,
 )
+from ask_mcp.server.identity import Identity
 from ask_mcp.server.question import Question
 from ask_mcp.server.request_state import InvalidState, StateClaims, StateSealer, derive_key
 from tests.support.wire import FORM_CAPS
@@ -70,7 +71,7 @@ def make_table(**options: Any) -> tuple[ElicitationTable, Observer]:
 def context(table: ElicitationTable, caps: Mapping[str, Any] = FORM_CAPS) -> Context:
     return Context(
         table,
-        Caller(mcp.MODERN_VERSION, caps, principal="ann"),
+        Caller(mcp.MODERN_VERSION, caps, who=Identity("ann")),
         method="tools/call",
         name="paint",
         arguments={},

@@ -26,6 +26,7 @@ from ask_mcp.server import (
 from ask_mcp.server.asking import table as elicitation_module
 from ask_mcp.server.eras.modern import STATE_REJECTIONS
 from ask_mcp.server.errors import TIMED_OUT_TEXT
+from ask_mcp.server.identity import Identity
 from tests.support.results import text_of as text
 from tests.support.wire import FORM_CAPS, META, assert_valid
 
@@ -120,7 +121,7 @@ async def send(
     meta = {**META, "io.modelcontextprotocol/clientCapabilities": dict(caps)}
     request = Request(method=method, params={**params, "_meta": meta}, id=1)
     async with asyncio.timeout(WAIT):
-        reply = await server.handle_modern(request, principal=principal)
+        reply = await server.handle_modern(request, who=Identity(principal))
     assert reply is not None
     return assert_valid(method, reply)
 

@@ -1,4 +1,4 @@
-"""The embedding project's asgi.py, written as the README tells another project to write it, plus a route of its own.
+"""The embedding project's asgi.py, written as docs/library/embedding.md tells another project to write it, plus a route of its own.
 
 The route answers outside Django, so only this application (not askserver's, which shares
 the settings' URLs) can serve it.

@@ -1,4 +1,4 @@
-"""The embedding project's URLs: the inbox at the root, as the README tells another project to include it."""
+"""The embedding project's URLs: the inbox at the root, as docs/library/embedding.md tells another project to include it."""
 
 from __future__ import annotations
 

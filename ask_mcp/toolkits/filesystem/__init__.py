@@ -9,12 +9,15 @@ named and refused. Reads are bounded (`max_read_bytes`, continued with `offset`)
 listings are paged, and a search stops at a file, byte, time or match limit with a result
 that says which. Nothing here writes. Linux (and other POSIX systems with `dir_fd` and
 O_NOFOLLOW), where the product runs.
+
+This module is the toolkit: its settings, schemas and tools, and the shape of their results.
+Every descriptor it opens is opened in :mod:`.confined`, which owns the rules above about links,
+`..` and file kinds; the search walk and its limits are :mod:`.search`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import fnmatch
 import json
 import math
 import os
@@ -25,15 +28,15 @@ from ask_mcp.protocol.jsonrpc import json_type
 from ask_mcp.server.catalog.toolkit import Toolkit, ToolResult, tool
 from ask_mcp.server.context import Context
 from ask_mcp.server.errors import ToolError
-from ask_mcp.toolkits.fswalk import (
-    CHANGED_KIND,
-    DIRECTORY_FLAGS,
-    FILE_FLAGS,
+from ask_mcp.toolkits.filesystem.confined import (
     SNIFF_BYTES,
-    Search,
-    Stopped,
     looks_binary,
+    open_directory,
+    open_directory_or_file,
+    open_file,
+    parts,
 )
+from ask_mcp.toolkits.filesystem.search import Search, Stopped
 
 READ_ONLY: Final = {"readOnlyHint": True, "openWorldHint": False}
 """The annotations of every tool here: they read, and reach nothing outside the root."""
@@ -195,74 +198,11 @@ class FileSystem(Toolkit):
         pattern = _string_argument(arguments, "glob", "")
         return await asyncio.to_thread(self._search, query, path, pattern)
 
-    # ------------------------------------------------------------------ paths
-
-    def parts(self, path: str) -> list[str]:
-        """The names `path` goes down through from the root (`[]` for the root itself).
-
-        Raises:
-            ToolError: the path holds a NUL, is absolute, or has a `..` part.
-        """
-        if "\x00" in path:
-            raise ToolError(f"{path!r} contains a NUL character; give a plain relative path.")
-        if os.path.isabs(path):
-            raise ToolError(
-                f"{path!r} is an absolute path; paths are relative to the file root "
-                "(for example 'notes/todo.md', or '.' for the root itself)."
-            )
-        names = [name for name in path.split("/") if name not in ("", ".")]
-        if ".." in names:
-            raise ToolError(
-                f"{path!r} contains '..'; paths only go down from the file root, so give "
-                "the path without '..' (for example 'notes/todo.md')."
-            )
-        return names
-
-    def open_directory(self, path: str, names: list[str]) -> int:
-        """A descriptor of the directory `names` leads to, opened one name at a time, never through a link.
-
-        Each name is opened relative to its parent's descriptor with O_NOFOLLOW, so a part swapped
-        for a symbolic link between two calls is refused, never followed: there is no moment
-        when a path string is resolved and then opened again. The caller closes the descriptor.
-
-        Raises:
-            ToolError: a part is missing, a link, or not a directory.
-        """
-        fd = os.open(self.root, DIRECTORY_FLAGS)
-        try:
-            for index, name in enumerate(names):
-                try:
-                    child = os.open(name, DIRECTORY_FLAGS, dir_fd=fd)
-                except OSError as exc:
-                    raise self._refusal(path, names[: index + 1], fd, exc) from None
-                os.close(fd)
-                fd = child
-        except BaseException:
-            os.close(fd)
-            raise
-        return fd
-
-    def _refusal(self, path: str, reached: list[str], parent: int, exc: OSError) -> ToolError:
-        """Why `reached` (a prefix of the path) could not be opened, from what it is now."""
-        if isinstance(exc, FileNotFoundError):
-            return ToolError(f"{path!r} does not exist under the file root.")
-        if isinstance(exc, PermissionError):
-            return ToolError(f"{path!r} cannot be opened (permission denied).")
-        try:
-            mode = os.stat(reached[-1], dir_fd=parent, follow_symlinks=False).st_mode
-        except FileNotFoundError:
-            return ToolError(f"{path!r} does not exist under the file root.")
-        except OSError:
-            return ToolError(f"{path!r} cannot be opened ({exc.strerror}).")
-        return _refused_kind(path, "/".join(reached), mode, "list", final=False) or ToolError(
-            f"{path!r} changed while it was being opened; try again."
-        )
-
     # ------------------------------------------------------------------ list
 
     def _list(self, path: str, offset: int) -> ToolResult:
-        names = self.parts(path)
-        fd = self.open_directory(path, names)
+        names = parts(path)
+        fd = open_directory(self.root, path, names)
         try:
             with os.scandir(fd) as scan:
                 found = sorted(scan, key=lambda entry: entry.name)
@@ -283,7 +223,7 @@ class FileSystem(Toolkit):
     # ------------------------------------------------------------------ read
 
     def _read(self, path: str, offset: int) -> ToolResult:
-        fd = self._open_file(path, "read")
+        fd = open_file(self.root, path, "read")
         try:
             size = os.fstat(fd).st_size
             if offset > size:
@@ -315,52 +255,18 @@ class FileSystem(Toolkit):
             )
         return ToolResult(blocks)
 
-    def _open_file(self, path: str, tool_name: str) -> int:
-        """A blocking descriptor of the regular file `path` names; anything else is refused unopened."""
-        names = self.parts(path)
-        if not names:
-            raise ToolError(f"{path!r} is a directory; use the list tool for directories.")
-        parent = self.open_directory(path, names[:-1])
-        try:
-            return _open_regular(path, names, parent, tool_name)
-        finally:
-            os.close(parent)
-
     # ------------------------------------------------------------------ search
 
     def _search(self, query: str, path: str, pattern: str) -> ToolResult:
-        names = self.parts(path)
+        names = parts(path)
         walk = Search(self, query.casefold(), pattern)
         stopped: str | None = None
-        top = fd = None
-        if not names:
-            top = self.open_directory(path, names)
-        else:
-            parent = self.open_directory(path, names[:-1])
-            try:
-                try:
-                    mode = os.stat(names[-1], dir_fd=parent, follow_symlinks=False).st_mode
-                except FileNotFoundError:
-                    raise ToolError(f"{path!r} does not exist under the file root.") from None
-                if stat.S_ISDIR(mode):
-                    try:
-                        top = os.open(names[-1], DIRECTORY_FLAGS, dir_fd=parent)
-                    except OSError as exc:
-                        raise self._refusal(path, names, parent, exc) from None
-                else:  # one file: it must be a regular one
-                    fd = _open_regular(path, names, parent, "search")
-            finally:
-                os.close(parent)
+        fd, directory = open_directory_or_file(self.root, path, names, "search")
         try:
-            if top is not None:
-                walk.tree(top, "/".join(names))
-            elif fd is not None:
-                try:
-                    walk.check_time("/".join(names))
-                    if not pattern or fnmatch.fnmatch(names[-1], pattern):
-                        walk.opened(fd, "/".join(names))
-                finally:
-                    os.close(fd)
+            if directory:
+                walk.tree(fd, "/".join(names))
+            else:
+                walk.single(fd, "/".join(names))
         except Stopped as stop:
             stopped = stop.message
         found: dict[str, Any] = {
@@ -379,87 +285,6 @@ class FileSystem(Toolkit):
         if stopped is not None:
             found["stopped"] = stopped
         return ToolResult.text(_compact(found))
-
-
-def _open_regular(path: str, names: list[str], parent: int, tool_name: str) -> int:
-    """Open names[-1] in `parent` if it is a regular file, without following a link or waiting on a pipe.
-
-    It is looked at first (lstat), so a FIFO or device is never opened at all; the open then uses
-    O_NOFOLLOW and O_NONBLOCK and is checked again (fstat), so a swap between the two is refused
-    too, and a FIFO swapped in cannot block the read (O_NONBLOCK opens a FIFO at once).
-    """
-    name, shown = names[-1], "/".join(names)
-    try:
-        mode = os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode
-    except FileNotFoundError:
-        raise ToolError(f"{path!r} does not exist under the file root.") from None
-    if refused := _refused_kind(path, shown, mode, tool_name, final=True):
-        raise refused
-    try:
-        fd = os.open(name, FILE_FLAGS, dir_fd=parent)
-    except FileNotFoundError:
-        raise ToolError(f"{path!r} does not exist under the file root.") from None
-    except PermissionError:
-        raise ToolError(f"{path!r} cannot be opened (permission denied).") from None
-    except OSError as exc:
-        if exc.errno in CHANGED_KIND:
-            raise ToolError(f"{path!r} changed while it was being opened; try again.") from None
-        raise ToolError(f"{path!r} cannot be opened ({exc.strerror}).") from None
-    mode = os.fstat(fd).st_mode
-    if refused := _refused_kind(path, shown, mode, tool_name, final=True):
-        os.close(fd)
-        raise refused
-    os.set_blocking(fd, True)  # a regular file ignores O_NONBLOCK; cleared so reads are plain
-    return fd
-
-
-def _refused_kind(
-    path: str, reached: str, mode: int, tool_name: str, *, final: bool
-) -> ToolError | None:
-    """The refusal of `reached` being what `mode` says, or None when it is what was wanted.
-
-    `final`: `reached` is the file a read opens (a regular file is wanted); else a directory
-    the path goes through (a directory is wanted).
-    """
-    if stat.S_ISREG(mode) if final else stat.S_ISDIR(mode):
-        return None
-    if stat.S_ISLNK(mode):
-        where = "is" if reached == _plain(path) else f"goes through {reached!r},"
-        return ToolError(
-            f"{path!r} {where} a symbolic link; links under the file root are never followed, "
-            "so give the path of the file or directory itself."
-        )
-    if final and stat.S_ISDIR(mode):
-        return ToolError(f"{path!r} is a directory; use the list tool for directories.")
-    kind = _kind(mode)
-    if not final and reached == _plain(path):  # the directory a listing or search wanted
-        if stat.S_ISREG(mode):
-            return ToolError(f"{path!r} is a file, not a directory; use the read tool for files.")
-        return ToolError(f"{path!r} is {kind}, not a directory.")
-    if not final:
-        return ToolError(f"{path!r} goes through {reached!r}, which is {kind}, not a directory.")
-    return ToolError(
-        f"{path!r} is {kind}, not a regular file; {tool_name} opens regular files only "
-        "(never pipes, sockets or devices)."
-    )
-
-
-def _plain(path: str) -> str:
-    return "/".join(name for name in path.split("/") if name not in ("", "."))
-
-
-def _kind(mode: int) -> str:
-    if stat.S_ISFIFO(mode):
-        return "a FIFO (named pipe)"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode):
-        return "a character device"
-    if stat.S_ISBLK(mode):
-        return "a block device"
-    if stat.S_ISREG(mode):
-        return "a regular file"
-    return "a special file"
 
 
 def _entry(entry: os.DirEntry[str]) -> dict[str, Any]:

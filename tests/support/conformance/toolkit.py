@@ -2,8 +2,8 @@
 
 Names, texts and input-request keys are the ones the suite's scenarios check (register it with
 prefix "" so names are exact). It exists to prove the server's generic features against the
-suite, is loaded only when a configuration names it (`make conformance` does), and is never
-part of the default server. Pure: no Django.
+suite, is loaded only when a configuration names it by its dotted path (`make conformance`
+does), and is never part of the default server nor of the wheel. Pure: no Django.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from ask_mcp.server.catalog.toolkit import (
 )
 from ask_mcp.server.context import Context
 from ask_mcp.server.errors import ToolError
-from ask_mcp.toolkits.conformance_tasks import TaskFixtures
+from tests.support.conformance.tasks import TaskFixtures
 
 PNG: Final = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC"

@@ -1,35 +1,44 @@
-"""Walking a FileSystem toolkit's root by descriptors: the open flags, bounded reads and the search walk; knows no wire and no tools.
+"""The search walk and its limits: one descriptor per level, stopped at a file, byte, time or match limit.
 
-Every open here is relative to an open directory and never follows a link; the search walk
-holds one descriptor per level and stops at the toolkit's file, byte, time and match limits
-with a message saying which (:class:`Stopped`). The toolkit (:mod:`ask_mcp.toolkits.filesystem`)
-resolves the model's paths and shapes the results.
+The walk starts at a directory (or the one regular file) the toolkit opened for it, and goes
+down through :mod:`.confined`'s opens only, so it never follows a link either. It holds one
+descriptor per level of the tree, not one per directory seen. Within a directory it searches the
+files first, then the subdirectories, both sorted, so the place a limit message names ("... and
+everything after it in the walk was not searched") is the same on every run. What it cannot
+open, or should not (links, pipes, sockets, devices, binary or too large files), it counts as
+skipped rather than refusing. It stops at the first limit reached (files looked at, bytes read,
+seconds, matches) with a message that says which limit, how far it got and how to narrow the
+search (:class:`Stopped`): before these limits a search had no bound but its matches, and one
+search of a big tree held a worker thread for as long as it took. Knows no wire and no tools.
 """
 
 from __future__ import annotations
 
-import errno
 import fnmatch
 import os
 import stat
 import time
 from typing import Any, Final, Protocol
 
-SNIFF_BYTES: Final = 8192
-"""How much of a file is looked at for a NUL byte, the mark of a binary file."""
+from ask_mcp.toolkits.filesystem.confined import (
+    CHANGED_KIND,
+    SNIFF_BYTES,
+    looks_binary,
+    open_child_directory,
+    open_child_file,
+    read_all,
+)
+
 LINE_PREVIEW: Final = 200
 """Search results show at most this many characters of a matching line."""
-DIRECTORY_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-"""How each directory on a path is opened: as a directory only, never through a link."""
-FILE_FLAGS: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
-"""How a file is opened: never through a link, and at once even if it became a FIFO meanwhile."""
-CHANGED_KIND: Final = frozenset({errno.ELOOP, errno.ENOTDIR, errno.ENXIO})
-"""What opening an entry answers when it became a link (ELOOP), a file where a directory was
-(ENOTDIR) or a socket (ENXIO) since it was looked at."""
 
 
 class Limits(Protocol):
-    """The toolkit options a search is held to (the FileSystem toolkit has them all)."""
+    """The toolkit options a search is held to (the FileSystem toolkit has them all).
+
+    A protocol rather than the FileSystem class: the toolkit imports this module, so naming the
+    class here would be an import back, a cycle.
+    """
 
     max_search_files: int
     max_search_bytes: int
@@ -55,8 +64,15 @@ class Search:
         self.pattern = pattern
         self.deadline = time.monotonic() + kit.max_search_seconds
         self.matches: list[dict[str, Any]] = []
-        self.looked_at = self.bytes_read = 0
-        self.searched = self.binary = self.too_large = self.not_regular = self.unreadable = 0
+        # Against the limits: files looked at (max_search_files) and bytes read (max_search_bytes).
+        self.looked_at = 0
+        self.bytes_read = 0
+        # What the result reports: files searched line by line, then each reason one was skipped.
+        self.searched = 0
+        self.binary = 0  # a NUL in its first SNIFF_BYTES
+        self.too_large = 0  # over max_search_file_bytes: looked at, not read
+        self.not_regular = 0  # a link, pipe, socket or device, or changed kind since the scan
+        self.unreadable = 0  # could not be opened or scanned: permission denied, or gone
 
     def stop(self, cap: str, limit: float, where: str) -> Stopped:
         files = f"{self.looked_at} file" + ("" if self.looked_at == 1 else "s")
@@ -96,7 +112,7 @@ class Search:
                 below = f"{here}/{name}" if here else name
                 self.check_time(below)
                 try:
-                    child = os.open(name, DIRECTORY_FLAGS, dir_fd=fd)
+                    child = open_child_directory(fd, name)
                 except OSError as exc:  # swapped for a link or a file since the scan, or gone
                     self.skip(exc)
                     continue
@@ -136,7 +152,7 @@ class Search:
         if self.looked_at >= self.kit.max_search_files:
             raise self.stop("max_search_files", self.kit.max_search_files, repr(shown))
         try:
-            fd = os.open(name, FILE_FLAGS, dir_fd=parent)
+            fd = open_child_file(parent, name)
         except OSError as exc:  # swapped for a link or a socket, or gone since the scan
             self.skip(exc)
             return
@@ -145,6 +161,15 @@ class Search:
                 self.opened(fd, shown)
             else:  # swapped for a pipe or a device since the scan
                 self.not_regular += 1
+        finally:
+            os.close(fd)
+
+    def single(self, fd: int, shown: str) -> None:
+        """Search the one regular file a search's path named, open as `fd` (closed here)."""
+        try:
+            self.check_time(shown)
+            if not self.pattern or fnmatch.fnmatch(os.path.basename(shown), self.pattern):
+                self.opened(fd, shown)
         finally:
             os.close(fd)
 
@@ -172,17 +197,3 @@ class Search:
                         "max_matches", self.kit.max_matches, f"{shown!r} from line {number}"
                     )
                 self.matches.append({"path": shown, "line": number, "text": line[:LINE_PREVIEW]})
-
-
-def read_all(fd: int, limit: int) -> bytes:
-    """Up to `limit` bytes from the start of `fd` (a file may grow between fstat and read)."""
-    chunks: list[bytes] = []
-    total = 0
-    while total < limit and (chunk := os.read(fd, limit - total)):
-        chunks.append(chunk)
-        total += len(chunk)
-    return b"".join(chunks)
-
-
-def looks_binary(head: bytes) -> bool:
-    return b"\x00" in head

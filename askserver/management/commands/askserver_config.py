@@ -16,8 +16,8 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
 from ask_mcp import conf
-from ask_mcp.ops import environment
 from ask_mcp.ops.environment import Variable
+from askserver import environment
 
 
 def effective(var: Variable) -> tuple[Any, str]:
