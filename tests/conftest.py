@@ -1,4 +1,8 @@
-"""Fixtures: live servers per configuration, and the official SDK client's helpers."""
+"""Fixtures any suite may ask for: live servers per configuration, the browser inbox and the people who sign in to it, a team, a mailbox.
+
+What suites share besides fixtures are plain modules in tests/support/, each named for what it
+holds; a test module imports from there, never from another test module.
+"""
 
 from __future__ import annotations
 
@@ -8,18 +12,14 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import pytest_asyncio
 
-from tests.support.live import LiveServer, LiveServers
+from tests.support.live import PROBE_CONFIG, LiveServer, LiveServers
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, Page
 
     from tests.support.browser import OpenAs, Person
-
-PROBE_CONFIG: dict[str, Any] = {
-    "TOOLKITS": {"Ask": {}, "tests.support.probe.Probe": {}},
-    "OBSERVER": "tests.support.probe.observer",
-    "ALLOW_ANONYMOUS_LOOPBACK": True,
-}
+    from tests.support.mailbox import Mailbox
+    from tests.support.team import Team
 
 
 @pytest.fixture(scope="session")
@@ -94,3 +94,20 @@ async def open_as(browser: Browser, web: LiveServer) -> AsyncIterator[OpenAs]:
     yield open_page
     for page in pages:
         await page.context.close()
+
+
+@pytest.fixture
+def team(web: LiveServer) -> Team:
+    """dora, eli and finn on the web server, new for each test (tests/support/team.py)."""
+    from tests.support.team import Team
+
+    return Team(web)
+
+
+@pytest.fixture(scope="module")
+def mailbox() -> Iterator[Mailbox]:
+    """A real SMTP server on loopback for the module's servers to mail to (tests/support/mailbox.py)."""
+    from tests.support.mailbox import Mailbox
+
+    with Mailbox() as box:
+        yield box

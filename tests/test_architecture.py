@@ -73,3 +73,28 @@ def test_a_function_over_60_lines_says_why() -> None:
             if length > MAX_FUNCTION_LINES and not any(LONG_REASON in line for line in head):
                 unexplained.append(f"{path.relative_to(PACKAGE)}:{node.lineno} {node.name}")
     assert unexplained == []
+
+
+def test_no_module_under_tests_imports_a_test_module() -> None:
+    # What suites share lives in tests/support/ (plain modules) and conftest.py (fixtures): a test
+    # module used as a library breaks its users when it is renamed or skipped, and pytest would
+    # collect its tests twice over if it were ever imported under another name. Every import
+    # counts, those inside functions and under TYPE_CHECKING too.
+    tests = Path(__file__).resolve().parent
+    offending = []
+    for path in sorted(tests.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                module = node.module or ""
+                # `from tests.team import test_auth` imports a module too.
+                targets = [module, *(f"{module}.{alias.name}" for alias in node.names)]
+            else:
+                continue
+            offending += [
+                f"{path.relative_to(tests)}:{node.lineno} {target.lstrip('.')}"
+                for target in targets
+                if target.rsplit(".", 1)[-1].startswith("test_")
+            ]
+    assert offending == [], "move what they share into tests/support/"

@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from tests.interaction.test_cli_inbox import free_port
-from tests.interaction.test_mrtr import Person, accept, text_of
+from tests.support.clients import Person, accept
+from tests.support.ports import free_port
+from tests.support.results import text_of
 
 ROOT = Path(__file__).resolve().parents[1]
 

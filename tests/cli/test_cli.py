@@ -14,8 +14,8 @@ import httpx2
 import pytest
 from mcp import Client
 
-from tests.interaction.test_legacy import legacy_call
-from tests.interaction.test_mrtr import Person, accept, text_of
+from tests.support.clients import Person, accept, legacy_call
+from tests.support.results import text_of
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -31,21 +31,23 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, InputRequiredResult
 from playwright.async_api import Browser, BrowserContext, expect
 
-from tests.interaction.test_mrtr import Person, Rounds, accept, text_of
 from tests.support.browser import WEB_CONFIG, add_user, card, live_inbox, open_card
 from tests.support.browser import Person as Account
+from tests.support.clients import Person, Rounds, accept
 from tests.support.live import LiveServer, LiveServers
 from tests.support.nginx import (
     Nginx,
     documented_block,
-    free_port,
     localised,
     require_nginx,
     self_signed,
     start,
 )
-from tests.support.services import postgres_database, require_services
+from tests.support.ports import free_port
+from tests.support.results import text_of
+from tests.support.services import require_services
 from tests.support.wire import assert_valid, headers_for, request_body
+from tests.support.workers import shared_services, started
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")  # the browser lives in the session's loop
 
@@ -92,22 +94,17 @@ def front(live_servers: LiveServers, tmp_path_factory: pytest.TempPathFactory) -
     require_services()
     prefix = tmp_path_factory.mktemp("nginx")
     certificate, key = self_signed(prefix, HOST)
-    with postgres_database() as database_url:
-        env = {
-            "DATABASE_URL": database_url,
-            "ASKSERVER_REDIS_URL": "redis://127.0.0.1:6379/0",
-            "ASKSERVER_REDIS_PREFIX": f"askmcp-test-{uuid.uuid4().hex[:8]}",
-            "ASKSERVER_ALLOWED_HOSTS": HOST,
-            "ASKSERVER_TRUST_FORWARDED_PROTO": "1",
-            "ASKSERVER_SECURE_COOKIES": "1",
-        }
-        live_servers.migrate(env)
-        workers: list[LiveServer] = []
+    behind_nginx = {
+        "ASKSERVER_ALLOWED_HOSTS": HOST,
+        "ASKSERVER_TRUST_FORWARDED_PROTO": "1",
+        "ASKSERVER_SECURE_COOKIES": "1",
+    }
+    with (
+        shared_services(live_servers, env=behind_nginx) as services,
+        started(live_servers, PROXIED_CONFIG, services.env) as (a, b),
+    ):
         nginx: Nginx | None = None
         try:
-            # One by one, so a worker that started is stopped when the next one fails to.
-            workers.append(a := live_servers.start(PROXIED_CONFIG, extra_env=env))
-            workers.append(b := live_servers.start(PROXIED_CONFIG, extra_env=env))
             port = free_port()
             block = localised(
                 documented_block(),
@@ -124,8 +121,6 @@ def front(live_servers: LiveServers, tmp_path_factory: pytest.TempPathFactory) -
         finally:
             if nginx is not None:
                 nginx.stop()
-            for worker in workers:
-                live_servers.stop(worker)
 
 
 @asynccontextmanager

@@ -24,17 +24,16 @@ from playwright.async_api import Page, expect
 from ask_mcp.server.errors import REASON_LIMIT, TIMED_OUT_TEXT
 from ask_mcp.toolkits.ask import CANCELLED_TEXT
 from tests.support.axe import assert_accessible
-from tests.support.browser import OpenAs, Person, call_tool, card, live_inbox, open_card, text_of
+from tests.support.browser import OpenAs, Person, card, live_inbox, open_card
+from tests.support.inbox_asks import call_tool
 from tests.support.live import LiveServer
+from tests.support.names import unique
+from tests.support.results import text_of
 from tests.support.wire import assert_valid
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 CHANGELIST = "/admin/ask_mcp/ask/"
-
-
-def unique(text: str) -> str:
-    return f"{text} [{uuid.uuid4().hex[:8]}]"
 
 
 async def run_action(page: Page, message: str, action: str) -> None:

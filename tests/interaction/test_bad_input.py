@@ -54,17 +54,19 @@ from ask_mcp import MCPServer
 from ask_mcp.protocol.jsonrpc import MAX_DEPTH
 from ask_mcp.server.request_state import QuestionClaims, StateClaims, StateSealer, derive_key
 from ask_mcp.transports.http import McpEndpoint
-from tests.interaction.test_mrtr import Person as ClientPerson
-from tests.interaction.test_mrtr import accept, text_of
 from tests.support import calls
 from tests.support.asgi_client import AsgiRequest
 from tests.support.browser import Person, add_user
+from tests.support.clients import Person as ClientPerson
+from tests.support.clients import accept, authed
 from tests.support.conformance.toolkit import Conformance
 from tests.support.filesystem import client as fs_client
 from tests.support.filesystem import filesystem_server
 from tests.support.filesystem import text as fs_text
 from tests.support.inbox_http import HeldCall, SignedIn, held_call, page_text, signed_in_http
-from tests.support.live import LiveServer, LiveServers
+from tests.support.live import SECURED, LiveServer, LiveServers
+from tests.support.results import text_of
+from tests.support.team import issue_tokens
 from tests.support.wire import (
     FORM_CAPS,
     LEGACY_HEADERS,
@@ -75,7 +77,6 @@ from tests.support.wire import (
     post,
     request_body,
 )
-from tests.team.test_auth import SECURED, authed
 
 LIMIT = 1024 * 1024
 """MAX_BODY_BYTES's default, which the live servers keep."""
@@ -604,15 +605,7 @@ async def test_mcp_param_headers_mirror_their_argument_exactly(
 @pytest.fixture(scope="module")
 def tokens(live_servers: LiveServers) -> dict[str, str]:
     """Tokens for alice and bob on test_auth's server (shared when both run): tokens required."""
-    server = live_servers.get(SECURED)
-    script = (
-        "import json; from django.contrib.auth.models import User;"
-        "from ask_mcp.team.auth import issue_token;"
-        "print(json.dumps({name: issue_token(User.objects.get_or_create(username=name)[0],"
-        " name='catalogue')[1] for name in ('alice', 'bob')}))"
-    )
-    issued: dict[str, str] = json.loads(server.manage("shell", "-c", script).splitlines()[-1])
-    return issued
+    return issue_tokens(live_servers.get(SECURED), "alice", "bob", name="catalogue")
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
 import sys
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,9 @@ from mcp.types import (
     UrlElicitationCapability,
 )
 
-from tests.interaction.test_mrtr import CapsClient, text_of
+from tests.support.clients import CapsClient
+from tests.support.ports import free_port
+from tests.support.results import text_of
 from tests.support.wire import post, request_body
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,12 +35,6 @@ STUB = {
     "ON_ELICIT": "tests.support.inbox_stub.on_elicit",
     "ANSWER_URL": "tests.support.inbox_stub.answer_url",
 }
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def inbox_command(tmp_path: Path, port: int) -> StdioServerParameters:

@@ -22,8 +22,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.support.live import ROOT, LiveServer, LiveServers
-from tests.team.test_auth import SECURED
+from tests.support.live import ROOT, SECURED, LiveServer, LiveServers
 
 LIMIT = 1024 * 1024
 """MAX_BODY_BYTES's default."""

@@ -28,22 +28,20 @@ from mcp.types import (
 )
 from playwright.async_api import Browser, expect
 
-from tests.interaction.test_mrtr import CapsClient, text_of
 from tests.support import calls
 from tests.support.browser import WEB_CONFIG, Person, quickstart_admin, signed_in
+from tests.support.clients import CapsClient
 from tests.support.inbox_http import held_call, page_text, signed_in_http
 from tests.support.live import LiveServer, LiveServers
-from tests.support.services import postgres_database, require_services
+from tests.support.names import unique
+from tests.support.results import text_of
+from tests.support.workers import shared_services, started
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 DURABLE_CONFIG = {**WEB_CONFIG, "DETACHED_GRACE_SECONDS": 600}
 """The shipped grace window (10 minutes) for asks whose call left; WEB_CONFIG shortens it."""
 URL_CAPS = ClientCapabilities(elicitation=ElicitationCapability(url=UrlElicitationCapability()))
-
-
-def unique(text: str) -> str:
-    return f"{text} [{uuid.uuid4().hex[:8]}]"
 
 
 def port_of(server: LiveServer) -> int:
@@ -215,7 +213,7 @@ async def test_an_answer_given_while_no_agent_waits_is_collected_by_the_next_cal
                 durable.mcp_url,
                 calls.call_body("user_ask", {"message": message}, forms=False),
             )
-            assert status == 200 and calls.text(again) == '{"answer":"yes, after lunch"}'
+            assert status == 200 and text_of(again) == '{"answer":"yes, after lunch"}'
             rows = await calls.records(http, durable.mcp_url)  # the recorder has written it
             shown = await person.client.get(f"/asks/{uuid.UUID(call.ask_id)}/")
     assert "The agent has this answer." in page_text(shown.text)
@@ -246,7 +244,7 @@ async def test_two_identical_calls_at_once_share_one_ask_and_its_answer(
         assert "Sent: the agent has your reply." in page_text(sent.text)
         results = [await one.result(), await two.result()]
         again = await person.answer(one.ask_id, answer="us-east")  # a second, racing answer
-    assert [calls.text(result) for result in results] == ['{"answer":"eu-west"}'] * 2
+    assert [text_of(result) for result in results] == ['{"answer":"eu-west"}'] * 2
     assert "Your reply was not sent." in page_text(again.text)
 
 
@@ -267,7 +265,7 @@ async def test_an_idempotency_key_attaches_a_call_whose_arguments_changed(
         ):
             assert again.ask_id == first.ask_id
             await person.answer(again.ask_id, answer="go")
-            assert calls.text(await again.result()) == '{"answer":"go"}'
+            assert text_of(await again.result()) == '{"answer":"go"}'
         bad = calls.call_body("user_ask", {"message": "x"}, forms=False)
         bad["params"]["_meta"]["askserver/idempotencyKey"] = 42
         _, refused = await calls.rpc(http, durable.mcp_url, bad)
@@ -300,7 +298,7 @@ async def test_a_person_answering_while_the_server_is_down_is_told_and_keeps_wha
             )
             await page.context.close()
     live_servers.stop(first)
-    assert calls.text(collected) == '{"answer":"Faster builds; fewer surprises."}'
+    assert text_of(collected) == '{"answer":"Faster builds; fewer surprises."}'
 
 
 async def test_sigterm_leaves_every_ask_pending_and_the_recorder_written(
@@ -334,7 +332,7 @@ async def test_sigterm_leaves_every_ask_pending_and_the_recorder_written(
     for message in (parked, held):
         row = calls.by_message(rows, message)
         assert (row["status"], row["worker"]) == ("pending", ""), row
-    assert calls.text(finished) == '{"answer":"after the deploy"}'
+    assert text_of(finished) == '{"answer":"after the deploy"}'
     assert "pending for the next worker" in first.log()
 
 
@@ -343,28 +341,17 @@ async def test_sigterm_leaves_every_ask_pending_and_the_recorder_written(
 
 @pytest.fixture(scope="module")
 def shared_env(live_servers: LiveServers) -> Iterator[dict[str, str]]:
-    require_services()
-    with postgres_database() as database_url:
-        env = {
-            "DATABASE_URL": database_url,
-            "ASKSERVER_REDIS_URL": "redis://127.0.0.1:6379/0",
-            "ASKSERVER_REDIS_PREFIX": f"askmcp-test-{uuid.uuid4().hex[:8]}",
-        }
-        live_servers.migrate(env)
-        yield env
+    """One database and Redis prefix for the module; each test starts its own two workers on it."""
+    with shared_services(live_servers) as services:
+        yield services.env
 
 
 @contextlib.asynccontextmanager
 async def two_workers(
     live_servers: LiveServers, env: dict[str, str]
-) -> AsyncIterator[tuple[LiveServer, LiveServer]]:
-    a = live_servers.start(DURABLE_CONFIG, extra_env=env)
-    b = live_servers.start(DURABLE_CONFIG, extra_env=env)
-    try:
-        yield a, b
-    finally:
-        live_servers.stop(a)
-        live_servers.stop(b)
+) -> AsyncIterator[tuple[LiveServer, ...]]:
+    with started(live_servers, DURABLE_CONFIG, env) as both:
+        yield both
 
 
 async def test_the_surviving_worker_finishes_the_dead_ones_inbox_call(
@@ -388,7 +375,7 @@ async def test_the_surviving_worker_finishes_the_dead_ones_inbox_call(
                 assert "Sent: the agent has your reply." in page_text(sent.text)
                 result = await again.result()
             rows = await calls.records(http, b.mcp_url)
-    assert calls.text(result) == '{"answer":"no, fix forward"}'
+    assert text_of(result) == '{"answer":"no, fix forward"}'
     row = rows[call.ask_id]
     assert (row["status"], row["answer"]) == ("accepted", {"answer": "no, fix forward"})
     assert row["collected_at"] is not None
@@ -429,6 +416,4 @@ async def test_an_answer_to_a_dead_workers_ask_is_kept_until_the_retry_on_anothe
             {"action": "accept", "content": {"answer": "yes"}},
             message=message,
         )
-    assert (
-        calls.text(reply) == "The user cancelled the request: the bucket still serves the old site."
-    )
+    assert text_of(reply) == "The user cancelled the request: the bucket still serves the old site."

@@ -34,15 +34,17 @@ from ask_mcp.web.views import NOT_DELIVERED
 from ask_mcp.workers.relay import LAYER_DOWN_TEXT
 from tests.support import calls
 from tests.support.browser import WEB_CONFIG, Person, quickstart_admin
-from tests.support.calls import answer_round, by_message, call_body, first_round, probe, rpc, text
+from tests.support.calls import answer_round, by_message, call_body, first_round, probe, rpc
 from tests.support.filesystem import client as fs_client
 from tests.support.filesystem import filesystem_server
 from tests.support.filesystem import text as fs_text
 from tests.support.inbox_http import held_call, page_text, signed_in_http
 from tests.support.live import LiveServer, LiveServers
+from tests.support.names import unique
 from tests.support.proxy import HARNESS_SOCKETS, TcpProxy
-from tests.support.services import POSTGRES, REDIS, postgres_database, require_services
+from tests.support.results import text_of as text
 from tests.support.wire import headers_for
+from tests.support.workers import shared_workers
 
 ACCEPT = {"action": "accept", "content": {"answer": "x"}}
 
@@ -57,10 +59,6 @@ async def answered_by_client(http: httpx2.AsyncClient, url: str, message: str, a
     """user_ask through both MRTR rounds, the client's person answering `answer`; the result."""
     state = await first_round(http, url, "user_ask", message=message)
     return text(await answer_round(http, url, "user_ask", state, accept(answer), message=message))
-
-
-def unique(text: str) -> str:
-    return f"{text} [{uuid.uuid4().hex[:8]}]"
 
 
 # ---------------------------------------------------------------- clients that leave
@@ -264,28 +262,8 @@ class Pair:
 @pytest.fixture(scope="module")
 def pair(live_servers: LiveServers) -> Iterator[Pair]:
     """Two workers whose Redis and PostgreSQL are reached through proxies the tests can cut."""
-    require_services()
-    redis, postgres = TcpProxy(REDIS), TcpProxy(POSTGRES)
-    redis.restore()
-    postgres.restore()
-    try:
-        with postgres_database() as database_url:
-            env = {
-                "DATABASE_URL": database_url.replace(f":{POSTGRES[1]}/", f":{postgres.port}/"),
-                "ASKSERVER_REDIS_URL": f"redis://127.0.0.1:{redis.port}/0",
-                "ASKSERVER_REDIS_PREFIX": f"askmcp-faults-{uuid.uuid4().hex[:8]}",
-            }
-            live_servers.migrate(env)
-            a = live_servers.start(WEB_CONFIG, extra_env=env)
-            b = live_servers.start(WEB_CONFIG, extra_env=env)
-            try:
-                yield Pair(a, b, redis, postgres, quickstart_admin(a))
-            finally:
-                live_servers.stop(a)
-                live_servers.stop(b)
-    finally:
-        redis.close()
-        postgres.close()
+    with shared_workers(live_servers, WEB_CONFIG, prefix="askmcp-faults", cuttable=True) as both:
+        yield Pair(both.a, both.b, both.redis, both.postgres, quickstart_admin(both.a))
 
 
 async def test_with_redis_away_a_retry_for_another_worker_says_so_and_lands_after(

@@ -14,49 +14,28 @@ from typing import Any
 
 import pytest
 from mcp import Client, MCPError
-from mcp.client import ClientRequestContext
 from mcp.types import (
-    CreateMessageRequestParams,
-    CreateMessageResult,
     ElicitResult,
     GetPromptResult,
     InputRequiredResult,
-    ListRootsResult,
     LoggingMessageNotificationParams,
     PromptReference,
     ReadResourceResult,
     ResourceTemplateReference,
-    Root,
     TextContent,
 )
 
-from tests.interaction.test_mrtr import Person, accept, text_of
+from tests.support.clients import Person, accept, roots_lister, sampler
 from tests.support.conformance.toolkit import PNG
 from tests.support.features import FEATURES_CONFIG, STYLES
 from tests.support.live import LiveServers
+from tests.support.results import text_of
 from tests.support.wire import FORM_CAPS, assert_valid, post, request_body, sse_messages
 
 
 @pytest.fixture(scope="module")
 def url(live_servers: LiveServers) -> str:
     return live_servers.get(FEATURES_CONFIG).mcp_url
-
-
-async def sampler(
-    ctx: ClientRequestContext, params: CreateMessageRequestParams
-) -> CreateMessageResult:
-    (message,) = params.messages
-    asked = message.content.text  # type: ignore[union-attr]
-    return CreateMessageResult(
-        role="assistant",
-        content=TextContent(type="text", text=f"echo: {asked} / {params.system_prompt}"),
-        model="test-model",
-        stop_reason="endTurn",
-    )
-
-
-async def roots_lister(ctx: ClientRequestContext) -> ListRootsResult:
-    return ListRootsResult(roots=[Root(uri="file:///work/a", name="a"), Root(uri="file:///work/b")])
 
 
 def modern(url: str, **kwargs: Any) -> Client:

@@ -27,13 +27,13 @@ import httpx2
 import pytest
 from playwright.async_api import Page
 
-from tests.conftest import PROBE_CONFIG
 from tests.support import calls
 from tests.support.browser import OpenAs, Person, add_user, live_inbox
 from tests.support.inbox_http import held_call, page_text, signed_in_http
-from tests.support.live import ROOT, LiveServer, LiveServers
+from tests.support.live import PROBE_CONFIG, ROOT, SECURED, LiveServer, LiveServers
+from tests.support.results import text_of
+from tests.support.team import issue_tokens
 from tests.support.wire import LEGACY_HEADERS, headers_for, http, legacy_headers, post, request_body
-from tests.team.test_auth import SECURED
 
 session_loop = pytest.mark.asyncio(loop_scope="session")
 """The browser and the live servers' clients share the session's event loop."""
@@ -100,17 +100,6 @@ async def test_a_page_on_another_port_of_the_same_host_cannot_open_the_inbox_soc
 FLOODED = {**SECURED, "ELICITATION_TTL": 120}
 """Tokens required, the default capacity (64) and share (16); its own server, as the flood
 leaves parked calls behind until their TTL."""
-
-
-def issue_tokens(server: LiveServer, *names: str) -> dict[str, str]:
-    script = (
-        "import json; from django.contrib.auth.models import User;"
-        "from ask_mcp.team.auth import issue_token;"
-        "print(json.dumps({name: issue_token(User.objects.get_or_create(username=name)[0],"
-        f" name='hardening')[1] for name in {names!r}}}))"
-    )
-    issued: dict[str, str] = json.loads(server.manage("shell", "-c", script).splitlines()[-1])
-    return issued
 
 
 @session_loop
@@ -353,7 +342,7 @@ async def test_an_optional_field_sent_as_null_is_left_out_and_the_accept_stands(
         state = await calls.first_round(http, live.mcp_url, "user_ask", **NOTES)
         reply = {"action": "accept", "content": {"name": "Ada", "notes": None}}
         done = await calls.answer_round(http, live.mcp_url, "user_ask", state, reply, **NOTES)
-    assert json.loads(calls.text(done)) == {"name": "Ada"}
+    assert json.loads(text_of(done)) == {"name": "Ada"}
 
 
 @session_loop
@@ -375,7 +364,7 @@ async def test_an_accept_that_cannot_be_read_is_asked_again_with_the_reason(
         done = await calls.answer_round(
             http, live.mcp_url, "user_ask", result["requestState"], reply, **NOTES
         )
-    assert json.loads(calls.text(done)) == {"name": "Ada"}
+    assert json.loads(text_of(done)) == {"name": "Ada"}
 
 
 # ---------------------------------------------------------------- Content-Security-Policy

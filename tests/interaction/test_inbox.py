@@ -16,19 +16,11 @@ import httpx2
 import pytest
 from playwright.async_api import Browser, Page, expect
 
-from tests.support.browser import (
-    OpenAs,
-    Person,
-    call_tool,
-    card,
-    form_reply,
-    live_inbox,
-    open_card,
-    outcome,
-    screenshot,
-    text_of,
-)
+from tests.support.browser import OpenAs, Person, card, live_inbox, open_card, outcome, screenshot
+from tests.support.inbox_asks import ask, ask_form, call_tool, finish, form_reply
 from tests.support.live import LiveServer
+from tests.support.names import unique
+from tests.support.results import text_of
 from tests.support.wire import headers_for, request_body
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -130,20 +122,6 @@ RICH: dict[str, Any] = {
 }
 
 
-def unique(text: str) -> str:
-    return f"{text} [{uuid.uuid4().hex[:8]}]"
-
-
-def ask(url: str, message: str, **arguments: Any) -> asyncio.Task[Any]:
-    """user_ask from a client without forms, running until someone answers in a browser."""
-    return asyncio.create_task(call_tool(url, "user_ask", {"message": message, **arguments}))
-
-
-def ask_form(url: str, message: str, schema: dict[str, Any], **extra: Any) -> asyncio.Task[Any]:
-    arguments = {"message": message, "schema": schema, **extra}
-    return asyncio.create_task(call_tool(url, "probe_form", arguments))
-
-
 async def ask_id_of(page: Page, message: str) -> str:
     shown = card(page, message)
     await expect(shown).to_be_visible()
@@ -154,11 +132,6 @@ async def ask_id_of(page: Page, message: str) -> str:
 
 def ask_path(ask_hex: str) -> str:
     return f"/asks/{uuid.UUID(ask_hex)}/"
-
-
-async def finish(task: asyncio.Task[Any]) -> Any:
-    async with asyncio.timeout(15):
-        return await task
 
 
 async def test_a_question_appears_live_and_the_inline_answer_reaches_the_client(

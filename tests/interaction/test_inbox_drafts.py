@@ -17,17 +17,11 @@ from typing import Any
 import pytest
 from playwright.async_api import Page, Route, WebSocketRoute, expect
 
-from tests.support.browser import (
-    OpenAs,
-    Person,
-    call_tool,
-    card,
-    live_inbox,
-    open_card,
-    outcome,
-    text_of,
-)
+from tests.support.browser import OpenAs, Person, card, live_inbox, open_card, outcome
+from tests.support.inbox_asks import ask, ask_form, finish
 from tests.support.live import LiveServer
+from tests.support.names import unique
+from tests.support.results import text_of
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -40,24 +34,6 @@ NOTE_SCHEMA: dict[str, Any] = {
 # Captures the live socket's wrapper so a test can make it reconnect like a network blip does.
 GRAB_SOCKET = """document.addEventListener("htmx:wsOpen", (e) => {
   window.__sockets = (window.__sockets || 0) + 1; window.__ws = e.detail.socketWrapper; });"""
-
-
-def unique(text: str) -> str:
-    return f"{text} [{uuid.uuid4().hex[:8]}]"
-
-
-def ask(url: str, message: str, **arguments: Any) -> asyncio.Task[Any]:
-    return asyncio.create_task(call_tool(url, "user_ask", {"message": message, **arguments}))
-
-
-def ask_form(url: str, message: str, schema: dict[str, Any], **extra: Any) -> asyncio.Task[Any]:
-    arguments = {"message": message, "schema": schema, **extra}
-    return asyncio.create_task(call_tool(url, "probe_form", arguments))
-
-
-async def finish(task: asyncio.Task[Any]) -> Any:
-    async with asyncio.timeout(15):
-        return await task
 
 
 async def typed(page: Page, message: str, label: str = "answer") -> Any:

@@ -18,19 +18,13 @@ import pytest
 from playwright.async_api import Browser, Page, expect
 
 from tests.support.axe import assert_accessible
-from tests.support.browser import (
-    OpenAs,
-    Person,
-    call_tool,
-    card,
-    live_inbox,
-    open_card,
-    outcome,
-    screenshot,
-    text_of,
-)
+from tests.support.browser import OpenAs, Person, card, live_inbox, open_card, outcome, screenshot
+from tests.support.clients import ask_with, authed
+from tests.support.inbox_asks import ask, ask_form, finish
 from tests.support.live import LiveServer
-from tests.team.test_team import Team, ask_with, client_of
+from tests.support.names import unique
+from tests.support.results import text_of
+from tests.support.team import Team
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -74,35 +68,12 @@ SHAPES: dict[str, Any] = {
 }
 
 
-@pytest.fixture
-def team(web: LiveServer) -> Team:
-    return Team(web)
-
-
 async def probe_with(url: str, token: str, message: str, timeout: float) -> Any:
     """probe_form as a token's holder, with a timeout shorter than the server's TTL."""
     schema = {"type": "object", "properties": {"note": {"type": "string", "title": "Note"}}}
-    async with asyncio.timeout(40), client_of(url, token) as client:
+    async with asyncio.timeout(40), authed(url, token) as client:
         arguments = {"message": message, "schema": schema, "timeout": timeout}
         return await client.call_tool("probe_form", arguments)
-
-
-def unique(text: str) -> str:
-    return f"{text} [{uuid.uuid4().hex[:8]}]"
-
-
-def ask(url: str, message: str, **arguments: Any) -> asyncio.Task[Any]:
-    return asyncio.create_task(call_tool(url, "user_ask", {"message": message, **arguments}))
-
-
-def ask_form(url: str, message: str, schema: dict[str, Any], **extra: Any) -> asyncio.Task[Any]:
-    arguments = {"message": message, "schema": schema, **extra}
-    return asyncio.create_task(call_tool(url, "probe_form", arguments))
-
-
-async def finish(task: asyncio.Task[Any]) -> Any:
-    async with asyncio.timeout(15):
-        return await task
 
 
 async def small_targets(page: Page, root: str) -> list[tuple[str, float]]:

@@ -8,19 +8,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from typing import Any
 
-import httpx2
-import mcp.client.session as client_session
 import pytest
-from mcp import Client
-from mcp.types import CallToolResult, ElicitResult
+from mcp.types import ElicitResult
 from mcp_types import methods
 
-from tests.conftest import PROBE_CONFIG
-from tests.interaction.test_mrtr import Person, accept, text_of
-from tests.support.live import LiveServer, LiveServers
+from tests.support.clients import Person, accept, legacy_call
+from tests.support.live import PROBE_CONFIG, LiveServer, LiveServers
+from tests.support.results import text_of
 from tests.support.wire import (
     LEGACY_HEADERS,
     assert_valid,
@@ -28,28 +24,10 @@ from tests.support.wire import (
     legacy_headers,
     legacy_initialize,
     post,
+    sse,
 )
 
 ELICITING = {"elicitation": {}}
-
-
-async def legacy_call(
-    url: str, callback: Any, name: str, arguments: dict[str, Any], *, version: str = "2025-11-25"
-) -> tuple[str, CallToolResult]:
-    """One tools/call from the official client speaking `version`; returns the version spoken too."""
-    patched = version != client_session.LATEST_HANDSHAKE_VERSION
-    previous = client_session.LATEST_HANDSHAKE_VERSION
-    if patched:  # the SDK offers LATEST_HANDSHAKE_VERSION; this is its documented way to go older
-        client_session.LATEST_HANDSHAKE_VERSION = version
-    try:
-        async with (
-            asyncio.timeout(15),
-            Client(url, mode="legacy", elicitation_callback=callback) as client,
-        ):
-            result = await client.call_tool(name, arguments)
-            return client.protocol_version, result
-    finally:
-        client_session.LATEST_HANDSHAKE_VERSION = previous
 
 
 @pytest.mark.parametrize("version", ["2025-11-25", "2025-06-18"])
@@ -115,12 +93,6 @@ async def test_handler_code_before_a_pushed_question_runs_once(mcp_url: str) -> 
     person = Person(accept(answer="a"), accept(answer="b"))
     _, result = await legacy_call(mcp_url, person, "probe_twice", {"key": "legacy-once"})
     assert json.loads(text_of(result))["starts"] == 1
-
-
-def sse(response: httpx2.Response) -> Iterator[dict[str, Any]]:
-    for line in response.iter_lines():
-        if line.startswith("data:") and line[5:].strip():
-            yield json.loads(line[5:])
 
 
 def test_the_pushed_request_has_no_mode_for_2025_06_18_and_the_answer_returns_on_the_stream(

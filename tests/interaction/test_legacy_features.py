@@ -24,11 +24,11 @@ from mcp.types import (
     TextContent,
 )
 
-from tests.interaction.test_features import roots_lister, sampler
-from tests.interaction.test_mrtr import Person, accept, text_of
+from tests.support.clients import Person, accept, roots_lister, sampler
 from tests.support.conformance.toolkit import PNG
 from tests.support.features import FEATURES_CONFIG
 from tests.support.live import LiveServers
+from tests.support.results import text_of
 from tests.support.wire import assert_valid, http, legacy_headers, legacy_initialize, post
 
 

@@ -20,9 +20,10 @@ import pytest
 
 from tests.support import calls
 from tests.support.browser import WEB_CONFIG, Person, add_user, quickstart_admin
-from tests.support.calls import answer_round, call_body, probe, rpc, text
+from tests.support.calls import answer_round, call_body, probe, rpc
 from tests.support.inbox_http import HeldCall, SignedIn, held_call, page_text, signed_in_http
 from tests.support.live import LiveServer, LiveServers
+from tests.support.results import text_of as text
 
 CAPACITY = 8
 CROWD = 24

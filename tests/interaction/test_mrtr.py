@@ -9,72 +9,24 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
 from mcp import Client, MCPError
-from mcp.client import ClientRequestContext
 from mcp.types import (
     CallToolResult,
     ClientCapabilities,
     ElicitationCapability,
-    ElicitRequestParams,
     ElicitResult,
     FormElicitationCapability,
     InputRequiredResult,
     UrlElicitationCapability,
 )
 
-from tests.conftest import PROBE_CONFIG
-from tests.support.live import LiveServer, LiveServers
+from tests.support.clients import QUESTIONS, Callback, CapsClient, Person, Rounds, accept
+from tests.support.live import PROBE_CONFIG, LiveServer, LiveServers
+from tests.support.results import text_of
 from tests.support.wire import FORM_CAPS, assert_valid, post, request_body
-
-QUESTIONS = {
-    "message": "I need a few details before I can file the ticket.",
-    "questions": [
-        {"name": "component", "prompt": "Which component?", "options": ["api", "ui", "docs"]},
-        {"name": "severity", "prompt": "How bad is it?", "type": "number"},
-        {"name": "notes", "prompt": "Anything else?", "required": False},
-    ],
-}
-Callback = Callable[[ClientRequestContext, ElicitRequestParams], Awaitable[ElicitResult]]
-
-
-def text_of(result: CallToolResult) -> str:
-    (block,) = result.content
-    return block.text  # type: ignore[union-attr]
-
-
-class Person:
-    """Plays the human at the client: answers each form from a script and remembers what it saw."""
-
-    def __init__(self, *replies: ElicitResult) -> None:
-        self.replies = list(replies)
-        self.seen: list[dict[str, Any]] = []
-
-    async def __call__(
-        self, ctx: ClientRequestContext, params: ElicitRequestParams
-    ) -> ElicitResult:
-        self.seen.append(params.model_dump(by_alias=True, mode="json", exclude_none=True))
-        return self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
-
-
-def accept(**content: Any) -> ElicitResult:
-    return ElicitResult(action="accept", content=content)
-
-
-class CapsClient(Client):
-    """An SDK client declaring exactly `caps` (the SDK always declares form and url otherwise)."""
-
-    def __init__(self, *args: Any, caps: ClientCapabilities, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._caps = caps
-
-    async def _build_session(self, exit_stack):  # type: ignore[no-untyped-def]
-        session = await super()._build_session(exit_stack)
-        session._build_capabilities = lambda version: self._caps
-        return session
 
 
 async def call(
@@ -210,29 +162,6 @@ async def test_form_only_capability_is_enough_and_url_only_is_not(mcp_url: str) 
 
 
 # ---------------------------------------------------------------- driving the rounds by hand
-
-
-class Rounds:
-    """Drives MRTR rounds one request at a time through the SDK's session."""
-
-    def __init__(self, client: Client) -> None:
-        self.session = client.session
-
-    async def first(self, name: str, arguments: dict[str, Any]) -> InputRequiredResult:
-        result = await self.session.call_tool(name, arguments, allow_input_required=True)
-        assert isinstance(result, InputRequiredResult), result
-        return result
-
-    async def retry(
-        self, name: str, arguments: dict[str, Any], state: str | None, responses: dict[str, Any]
-    ) -> CallToolResult | InputRequiredResult:
-        return await self.session.call_tool(
-            name,
-            arguments,
-            input_responses=responses,
-            request_state=state,
-            allow_input_required=True,
-        )
 
 
 async def modern_client(url: str) -> Client:

@@ -23,12 +23,13 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from tests.support import calls
 from tests.support.browser import WEB_CONFIG, Person
-from tests.support.calls import answer_round, call_body, first_round, text
+from tests.support.calls import answer_round, call_body, first_round
 from tests.support.inbox_http import held_call, signed_in_http
 from tests.support.live import LiveServer, LiveServers
 from tests.support.proxy import HARNESS_SOCKETS, TcpProxy
-from tests.support.services import POSTGRES, REDIS, postgres_database, require_services
+from tests.support.results import text_of as text
 from tests.support.wire import headers_for
+from tests.support.workers import shared_workers
 
 pytestmark = HARNESS_SOCKETS  # the proxy's own aborted sockets (tests.support.proxy)
 
@@ -81,26 +82,10 @@ class Outage:
 @pytest.fixture(scope="module")
 def outage(live_servers: LiveServers) -> Iterator[Outage]:
     """One worker on PostgreSQL and Redis, each reached through a proxy the tests can cut."""
-    require_services()
-    redis, postgres = TcpProxy(REDIS), TcpProxy(POSTGRES)
-    redis.restore()
-    postgres.restore()
-    try:
-        with postgres_database() as database_url:
-            env = {
-                "DATABASE_URL": database_url.replace(f":{POSTGRES[1]}/", f":{postgres.port}/"),
-                "ASKSERVER_REDIS_URL": f"redis://127.0.0.1:{redis.port}/0",
-                "ASKSERVER_REDIS_PREFIX": f"askmcp-health-{uuid.uuid4().hex[:8]}",
-            }
-            live_servers.migrate(env)
-            server = live_servers.start(WEB_CONFIG, extra_env=env)
-            try:
-                yield Outage(server, redis, postgres)
-            finally:
-                live_servers.stop(server)
-    finally:
-        redis.close()
-        postgres.close()
+    with shared_workers(
+        live_servers, WEB_CONFIG, count=1, prefix="askmcp-health", cuttable=True
+    ) as one:
+        yield Outage(one.a, one.redis, one.postgres)
 
 
 async def _probe(server: LiveServer) -> tuple[int, dict[str, Any], int]:
@@ -399,26 +384,14 @@ def workers(
     live_servers: LiveServers, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Workers]:
     """Two workers on PostgreSQL and Redis sharing one PROMETHEUS_MULTIPROC_DIR."""
-    require_services()
-    shared = tmp_path_factory.mktemp("prometheus")
-    with postgres_database() as database_url:
-        env = {
-            "DATABASE_URL": database_url,
-            "ASKSERVER_REDIS_URL": f"redis://{REDIS[0]}:{REDIS[1]}/0",
-            "ASKSERVER_REDIS_PREFIX": f"askmcp-metrics-{uuid.uuid4().hex[:8]}",
-            "ASKSERVER_METRICS": "1",
-            "ASKSERVER_METRICS_TOKEN": METRICS_TOKEN,
-            "PROMETHEUS_MULTIPROC_DIR": str(shared),
-        }
-        live_servers.migrate(env)
-        a = live_servers.start(OPS_CONFIG, extra_env=env)
-        b = live_servers.start(OPS_CONFIG, extra_env=env)
-        try:
-            _, token = _quickstart(a)
-            yield Workers(a, b, token)
-        finally:
-            live_servers.stop(a)
-            live_servers.stop(b)
+    metrics = {
+        "ASKSERVER_METRICS": "1",
+        "ASKSERVER_METRICS_TOKEN": METRICS_TOKEN,
+        "PROMETHEUS_MULTIPROC_DIR": str(tmp_path_factory.mktemp("prometheus")),
+    }
+    with shared_workers(live_servers, OPS_CONFIG, prefix="askmcp-metrics", env=metrics) as both:
+        _, token = _quickstart(both.a)
+        yield Workers(both.a, both.b, token)
 
 
 async def test_with_several_workers_a_scrape_of_one_sums_every_workers_counters(

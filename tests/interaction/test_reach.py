@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import re
 import time
 import uuid
@@ -20,81 +19,21 @@ import pytest
 from playwright.async_api import Browser, expect
 
 from ask_mcp.reach import links
-from tests.support.browser import (
-    OUTPUT,
-    WEB_CONFIG,
-    Person,
-    add_user,
-    open_card,
-    signed_in,
-    text_of,
-)
+from tests.support.browser import OUTPUT, add_user, open_card, signed_in
 from tests.support.inbox_http import signed_in_http
 from tests.support.live import LiveServer, LiveServers
 from tests.support.mailbox import Mailbox
+from tests.support.reach import REACH_CONFIG, Crew, ask, deliveries, mail_env, mails_for
 from tests.support.receivers import Receiver
+from tests.support.results import text_of
+from tests.support.shell import shell
 from tests.support.tasks import INBOX_CAPS, TaskClient
-from tests.team.test_team import client_of
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
-REACH_CONFIG: dict[str, Any] = {**WEB_CONFIG, "EMAIL": True, "REACH_SECONDS": 0.2}
-"""askserver with mail on, and a reach task that looks often (new asks are sent at once anyway)."""
-QUESTIONS = [
-    {"name": "component", "prompt": "Which component?", "options": ["api", "ui", "docs"]},
-    {"name": "severity", "prompt": "How bad is it?", "type": "number"},
-]
-
-
-def shell(server: LiveServer, code: str) -> Any:
-    return json.loads(server.manage("shell", "-c", code).strip().splitlines()[-1])
-
-
-class Crew:
-    """alice asks (her token's team is ops); carol and dave are in ops, dave chose no mail."""
-
-    def __init__(self, server: LiveServer) -> None:
-        tag = uuid.uuid4().hex[:6]
-        self.team = f"ops-{tag}"
-        self.alice = add_user(server, f"alice{tag}", staff=False)
-        self.carol = add_user(server, f"carol{tag}", staff=False)
-        self.dave = add_user(server, f"dave{tag}", staff=False)
-        self.tag = tag
-        server.manage(
-            "shell",
-            "-c",
-            (
-                "from django.contrib.auth.models import Group, User;"
-                "from ask_mcp.models import ReachPreference;"
-                f"g = Group.objects.create(name={self.team!r});"
-                + "".join(
-                    f"u = User.objects.get(username={p.username!r}); u.email = {self.email(p)!r};"
-                    "u.save();"
-                    for p in (self.alice, self.carol, self.dave)
-                )
-                + f"[g.user_set.add(User.objects.get(username=n)) for n in "
-                f"({self.carol.username!r}, {self.dave.username!r})];"
-                f"ReachPreference.objects.create(user=User.objects.get(username={self.dave.username!r}),"
-                " email_asks=False, email_reminders=False)"
-            ),
-        )
-        self.token = server.manage("createtoken", self.alice.username, "--team", self.team).strip()
-
-    @staticmethod
-    def email(person: Person) -> str:
-        return f"{person.username}@mail.test"
-
-
-@pytest.fixture(scope="module")
-def mailbox() -> Iterator[Mailbox]:
-    box = Mailbox()
-    yield box
-    box.close()
-
 
 def start(live_servers: LiveServers, mailbox: Mailbox, **config: Any) -> LiveServer:
-    env = {"ASKSERVER_EMAIL_URL": mailbox.url, "ASKSERVER_EMAIL_FROM": "askserver@mail.test"}
-    return live_servers.start({**REACH_CONFIG, **config}, extra_env=env)
+    return live_servers.start({**REACH_CONFIG, **config}, extra_env=mail_env(mailbox))
 
 
 @pytest.fixture(scope="module")
@@ -107,31 +46,6 @@ def server(live_servers: LiveServers, mailbox: Mailbox) -> Iterator[LiveServer]:
 @pytest.fixture(scope="module")
 def crew(server: LiveServer) -> Crew:
     return Crew(server)
-
-
-async def ask(server: LiveServer, token: str, message: str) -> Any:
-    """user_ask from a client that shows no forms: it waits for a browser answer."""
-    async with asyncio.timeout(60), client_of(server.mcp_url, token) as client:
-        return await client.call_tool("user_ask", {"message": message, "questions": QUESTIONS})
-
-
-def deliveries(server: LiveServer, message: str) -> list[list[Any]]:
-    return shell(
-        server,
-        (
-            "import json; from ask_mcp.models import Delivery;"
-            f"print(json.dumps([[d.purpose, d.channel, d.address, d.state, d.attempts, d.last_error]"
-            f" for d in Delivery.objects.filter(ask__message={message!r}).order_by('pk')]))"
-        ),
-    )
-
-
-async def mails_for(mailbox: Mailbox, message: str, count: int) -> list[Any]:
-    def arrived(mails: list[Any]) -> bool:
-        return len([m for m in mails if message in m.text]) >= count
-
-    await asyncio.to_thread(mailbox.wait, arrived, 20.0)
-    return [mail for mail in mailbox.mails if message in mail.text]
 
 
 async def test_the_mailed_link_leads_through_sign_in_to_the_form_and_the_answer_resumes_the_call(

@@ -14,10 +14,12 @@ from typing import Any
 
 import pytest
 
-from tests.interaction.test_reach import REACH_CONFIG, Crew, ask, deliveries, mails_for, shell
-from tests.support.live import LiveServer, LiveServers
+from tests.support.live import LiveServers
 from tests.support.mailbox import Mailbox
-from tests.support.services import postgres_database, require_services
+from tests.support.reach import REACH_CONFIG, Crew, ask, deliveries, mail_env, mails_for
+from tests.support.shell import shell
+from tests.support.workers import SharedWorkers as Pair
+from tests.support.workers import shared_workers
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -25,43 +27,16 @@ ROWS = 60
 """Deliveries put in the queue at once: about two batches, so both workers find work."""
 
 
-class Pair:
-    def __init__(self, a: LiveServer, b: LiveServer) -> None:
-        self.a, self.b = a, b
-
-
-@pytest.fixture(scope="module")
-def mailbox() -> Iterator[Mailbox]:
-    box = Mailbox()
-    yield box
-    box.close()
-
-
 @pytest.fixture(scope="module")
 def pair(live_servers: LiveServers, mailbox: Mailbox) -> Iterator[Pair]:
-    require_services()
-    with postgres_database() as database_url:
-        env = {
-            "DATABASE_URL": database_url,
-            "ASKSERVER_REDIS_URL": "redis://127.0.0.1:6379/0",
-            "ASKSERVER_REDIS_PREFIX": f"askmcp-test-{uuid.uuid4().hex[:8]}",
-            "ASKSERVER_EMAIL_URL": mailbox.url,
-            "ASKSERVER_EMAIL_FROM": "askserver@mail.test",
-        }
-        live_servers.migrate(env)
-        config: dict[str, Any] = {
-            **REACH_CONFIG,
-            "REACH_SECONDS": 0.1,
-            "ELICITATION_TTL": 10,
-            "REMINDER_BEFORE_SECONDS": 5,
-        }
-        a = live_servers.start(config, extra_env=env)
-        b = live_servers.start(config, extra_env=env)
-        try:
-            yield Pair(a, b)
-        finally:
-            live_servers.stop(a)
-            live_servers.stop(b)
+    config: dict[str, Any] = {
+        **REACH_CONFIG,
+        "REACH_SECONDS": 0.1,
+        "ELICITATION_TTL": 10,
+        "REMINDER_BEFORE_SECONDS": 5,
+    }
+    with shared_workers(live_servers, config, env=mail_env(mailbox)) as pair:
+        yield pair
 
 
 async def test_a_queue_of_deliveries_is_sent_once_by_two_workers_racing_for_it(

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import signal
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -25,22 +24,16 @@ from ask_mcp.web.cards import TASK_POLLING
 from tests.support.browser import WEB_CONFIG, OpenAs, Person, card, live_inbox, quickstart_admin
 from tests.support.inbox_http import page_text, signed_in_http
 from tests.support.live import LiveServer, LiveServers
-from tests.support.services import postgres_database, require_services
+from tests.support.names import unique
+from tests.support.shell import shell
 from tests.support.tasks import EXTENSION, INBOX_CAPS, TaskClient
 from tests.support.wire import assert_valid
+from tests.support.workers import shared_workers
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 SHORT_TASKS = {**WEB_CONFIG, "TASK_TTL": 1, "TASK_LIMIT": 2}
 """Tasks whose asks expire after a second (the sweeper runs every 0.5 s), two open at most."""
-
-
-def unique(text: str) -> str:
-    return f"{text} [{uuid.uuid4().hex[:8]}]"
-
-
-def shell(server: LiveServer, code: str) -> Any:
-    return json.loads(server.manage("shell", "-c", code).splitlines()[-1])
 
 
 def ask_of(server: LiveServer, task_id: str) -> dict[str, Any]:
@@ -336,22 +329,10 @@ async def test_one_principal_may_hold_only_task_limit_open_tasks(
 
 
 @contextlib.asynccontextmanager
-async def two_workers(live_servers: LiveServers) -> AsyncIterator[tuple[LiveServer, LiveServer]]:
-    require_services()
-    with postgres_database() as database_url:
-        env = {
-            "DATABASE_URL": database_url,
-            "ASKSERVER_REDIS_URL": "redis://127.0.0.1:6379/0",
-            "ASKSERVER_REDIS_PREFIX": f"askmcp-test-{uuid.uuid4().hex[:8]}",
-        }
-        live_servers.migrate(env)
-        a = live_servers.start(WEB_CONFIG, extra_env=env)
-        b = live_servers.start(WEB_CONFIG, extra_env=env)
-        try:
-            yield a, b
-        finally:
-            live_servers.stop(a)
-            live_servers.stop(b)
+async def two_workers(live_servers: LiveServers) -> AsyncIterator[tuple[LiveServer, ...]]:
+    """Two workers on a database and Redis prefix of their own, for one test."""
+    with shared_workers(live_servers, WEB_CONFIG) as both:
+        yield both.servers
 
 
 async def test_a_task_made_on_one_worker_is_read_and_answered_on_the_other(

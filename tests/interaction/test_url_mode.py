@@ -9,7 +9,8 @@ import pytest
 
 from ask_mcp import MCPServer
 from tests.support.inbox_stub import StubInbox
-from tests.support.scripted import call_tool, text
+from tests.support.results import text_of as text
+from tests.support.scripted import call_tool
 
 URL_ONLY = {"elicitation": {"url": {}}}
 ARGUMENTS = {"message": "Which API key should the deploy use?"}

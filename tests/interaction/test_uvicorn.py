@@ -14,12 +14,13 @@ from collections.abc import Iterator
 import pytest
 from mcp import Client
 
-from tests.interaction.test_mrtr import QUESTIONS, accept, text_of
-from tests.interaction.test_mrtr import Person as Answerer
 from tests.support import calls
 from tests.support.browser import WEB_CONFIG, Person, quickstart_admin
+from tests.support.clients import QUESTIONS, accept
+from tests.support.clients import Person as Answerer
 from tests.support.inbox_http import held_call, signed_in_http
 from tests.support.live import LiveServer, LiveServers
+from tests.support.results import text_of
 
 
 @pytest.fixture(scope="module")

@@ -19,8 +19,6 @@ from mcp import Client, MCPError
 from mcp.types import CallToolResult, InputRequiredResult
 from playwright.async_api import expect
 
-from tests.interaction.test_legacy import sse
-from tests.interaction.test_mrtr import Person, Rounds, accept, text_of
 from tests.support.browser import (
     WEB_CONFIG,
     add_user,
@@ -29,38 +27,24 @@ from tests.support.browser import (
     open_card,
     signed_in,
 )
-from tests.support.live import LiveServer, LiveServers
-from tests.support.services import postgres_database, require_services
+from tests.support.clients import Person, Rounds, accept
+from tests.support.live import LiveServers
+from tests.support.results import text_of
 from tests.support.wire import (
     LEGACY_HEADERS,
     http,
     legacy_headers,
     post,
+    sse,
 )
-
-
-class Pair:
-    def __init__(self, a: LiveServer, b: LiveServer, env: dict[str, str]) -> None:
-        self.a, self.b, self.env = a, b, env
+from tests.support.workers import SharedWorkers as Pair
+from tests.support.workers import shared_workers
 
 
 @pytest.fixture(scope="module")
 def workers(live_servers: LiveServers) -> Iterator[Pair]:
-    require_services()
-    with postgres_database() as database_url:
-        env = {
-            "DATABASE_URL": database_url,
-            "ASKSERVER_REDIS_URL": "redis://127.0.0.1:6379/0",
-            "ASKSERVER_REDIS_PREFIX": f"askmcp-test-{uuid.uuid4().hex[:8]}",
-        }
-        live_servers.migrate(env)
-        a = live_servers.start(WEB_CONFIG, extra_env=env)
-        b = live_servers.start(WEB_CONFIG, extra_env=env)
-        try:
-            yield Pair(a, b, env)
-        finally:
-            live_servers.stop(a)
-            live_servers.stop(b)
+    with shared_workers(live_servers, WEB_CONFIG) as both:
+        yield both
 
 
 async def probe(url: str, name: str, **arguments: Any) -> Any:
@@ -288,7 +272,7 @@ async def test_an_admin_on_b_expires_a_call_parked_on_a_and_the_retry_on_b_reads
             {"action": "accept", "content": {"answer": "yes"}},
             message=message,
         )
-    assert calls.text(reply).startswith(
+    assert text_of(reply).startswith(
         "The user did not answer in time: the index moved to B. Carry on"
     )
     assert reply["result"].get("isError") is not True

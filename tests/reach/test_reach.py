@@ -40,16 +40,17 @@ SCHEMA = {
 
 @pytest.fixture
 def mailbox() -> Iterator[Mailbox]:
-    box = Mailbox()
-    host, port = box.url.removeprefix("smtp://").split(":")
-    smtp = {"BACKEND": "django.core.mail.backends.smtp.EmailBackend"}
-    with override_settings(
-        MAILERS={"default": {**smtp, "OPTIONS": {"host": host, "port": int(port)}}},
-        DEFAULT_FROM_EMAIL="askserver@ask.test",
-        ASK_MCP={"EMAIL": True, "PUBLIC_URL": BASE, "ALLOW_PRIVATE_WEBHOOKS": True},
-    ):
-        yield box
-    box.close()
+    """A fresh mailbox for each test, which mail sent in this process goes to (the shared
+    `mailbox` fixture serves live servers, one per module)."""
+    with Mailbox() as box:
+        host, port = box.url.removeprefix("smtp://").split(":")
+        smtp = {"BACKEND": "django.core.mail.backends.smtp.EmailBackend"}
+        with override_settings(
+            MAILERS={"default": {**smtp, "OPTIONS": {"host": host, "port": int(port)}}},
+            DEFAULT_FROM_EMAIL="askserver@ask.test",
+            ASK_MCP={"EMAIL": True, "PUBLIC_URL": BASE, "ALLOW_PRIVATE_WEBHOOKS": True},
+        ):
+            yield box
 
 
 @pytest.fixture(autouse=True)

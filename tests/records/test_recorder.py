@@ -17,8 +17,9 @@ from mcp import Client
 from mcp.client import ClientRequestContext
 from mcp.types import ElicitRequestParams, ElicitResult
 
-from tests.support.browser import call_tool, text_of
+from tests.support.inbox_asks import call_tool
 from tests.support.live import LiveServer
+from tests.support.results import text_of
 from tests.support.wire import headers_for, request_body
 
 

@@ -5,16 +5,12 @@ The browser is the system's own (`apt-get install chromium`); Playwright never d
 
 from __future__ import annotations
 
-import asyncio
-import json
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from mcp import Client
-from mcp.types import CallToolResult
 from playwright.async_api import Browser, Page, expect
 
 from tests.support.live import ROOT, LiveServer
@@ -135,22 +131,6 @@ async def open_card(page: Page, message: str) -> Any:
 def outcome(page: Page) -> Any:
     """The card an answered ask turned into (there is at most one)."""
     return page.locator(".outcome-card")
-
-
-async def call_tool(url: str, name: str, arguments: dict[str, Any]) -> CallToolResult:
-    """One tools/call from a client that cannot show forms (no elicitation capability)."""
-    async with asyncio.timeout(30), Client(url, mode="2026-07-28") as client:
-        return await client.call_tool(name, arguments)
-
-
-def text_of(result: CallToolResult) -> str:
-    (block,) = result.content
-    return block.text  # type: ignore[union-attr]
-
-
-def form_reply(result: CallToolResult) -> dict[str, Any]:
-    reply: dict[str, Any] = json.loads(text_of(result))
-    return reply
 
 
 async def screenshot(page: Page, name: str) -> Path:

@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx2
 
+from tests.support.results import text_of
 from tests.support.wire import FORM_CAPS, assert_valid, headers_for, request_body
 
 
@@ -78,17 +79,10 @@ async def answer_round(
     return answer
 
 
-def text(reply: dict[str, Any]) -> str:
-    """The one text block of a tools/call result."""
-    (block,) = reply["result"]["content"]
-    value: str = block["text"]
-    return value
-
-
 async def probe(http: httpx2.AsyncClient, url: str, name: str, **arguments: Any) -> Any:
     """Call a probe tool (tests/support/probe.py) and return its JSON."""
     _, reply = await rpc(http, url, call_body(f"probe_{name}", arguments, forms=False))
-    return json.loads(text(reply))
+    return json.loads(text_of(reply))
 
 
 async def records(http: httpx2.AsyncClient, url: str) -> dict[str, dict[str, Any]]:

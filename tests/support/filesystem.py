@@ -5,6 +5,7 @@ Knows the toolkit only by its settings and tool names; the trees each test needs
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from mcp import Client
 from mcp.types import CallToolResult
 
 from tests.support.live import LiveServer, LiveServers
+from tests.support.results import text_of
 
 
 def filesystem_server(live_servers: LiveServers, root: Path, **options: Any) -> LiveServer:
@@ -24,6 +26,6 @@ def client(server: LiveServer) -> Client:
     return Client(server.mcp_url, mode="2026-07-28")
 
 
-def text(result: CallToolResult) -> str:
-    """The text of a result's blocks, joined (a truncated read has two)."""
-    return "".join(block.text for block in result.content)  # type: ignore[union-attr]
+def text(result: CallToolResult | Mapping[str, Any]) -> str:
+    """The text of a FileSystem tool's result: its blocks joined (a truncated read has two)."""
+    return text_of(result, joined=True)

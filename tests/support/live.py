@@ -26,6 +26,15 @@ DAPHNE = Path(sys.executable).with_name("daphne")
 UVICORN = Path(sys.executable).with_name("uvicorn")
 READY_TIMEOUT = 120.0
 """Seconds a new server may take to answer its first request."""
+PROBE_CONFIG: dict[str, Any] = {
+    "TOOLKITS": {"Ask": {}, "tests.support.probe.Probe": {}},
+    "OBSERVER": "tests.support.probe.observer",
+    "ALLOW_ANONYMOUS_LOOPBACK": True,
+}
+"""The default live server (the `live` fixture): user_ask plus the probe toolkit, anonymous from
+loopback."""
+SECURED: dict[str, Any] = {**PROBE_CONFIG, "ALLOW_ANONYMOUS_LOOPBACK": False}
+"""The default live server with a bearer token required on /mcp."""
 
 
 @dataclass
@@ -168,14 +177,19 @@ class LiveServers:
         return live
 
     def stop(self, server: LiveServer) -> None:
-        if server.process.poll() is None:
-            server.process.send_signal(signal.SIGTERM)
-            try:
-                server.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                server.process.kill()
-                server.process.wait(timeout=10)
+        terminate(server.process)
 
     def close(self) -> None:
         for server in self._servers.values():
             self.stop(server)
+
+
+def terminate(process: subprocess.Popen[bytes]) -> None:
+    """Stop a server the test started: SIGTERM (its own clean shutdown), SIGKILL after 10 s."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)

@@ -9,14 +9,15 @@ from __future__ import annotations
 import email
 import email.policy
 import re
-import socket
 import threading
 import time
 from dataclasses import dataclass
 from email.message import EmailMessage
-from typing import Any
+from typing import Any, Self
 
 from aiosmtpd.controller import Controller
+
+from tests.support.ports import free_port
 
 LINK = re.compile(r"https?://[^\s\"<>]+/link/[^\s\"<>]+/")
 
@@ -50,7 +51,10 @@ class Mail:
 
 
 class Mailbox:
-    """An aiosmtpd server on 127.0.0.1 keeping every mail; `url` is its ASKSERVER_EMAIL_URL."""
+    """An aiosmtpd server on 127.0.0.1 keeping every mail; `url` is its ASKSERVER_EMAIL_URL.
+
+    Running from construction; `close()`, or leaving its `with` block, stops it.
+    """
 
     def __init__(self) -> None:
         self.mails: list[Mail] = []
@@ -66,9 +70,7 @@ class Mailbox:
                     box.arrived.notify_all()
                 return "250 OK"
 
-        with socket.socket() as probe:  # aiosmtpd's start-up check needs a real port
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
+        port = free_port()  # aiosmtpd's start-up check needs a real port
         self.controller = Controller(Handler(), hostname="127.0.0.1", port=port)
         self.controller.start()
         self.url = f"smtp://127.0.0.1:{port}"
@@ -92,3 +94,9 @@ class Mailbox:
 
     def close(self) -> None:
         self.controller.stop()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

@@ -15,7 +15,6 @@ from __future__ import annotations
 import getpass
 import os
 import re
-import signal
 import socket
 import subprocess
 import time
@@ -25,7 +24,7 @@ from typing import Final
 
 import pytest
 
-from tests.support.live import ROOT
+from tests.support.live import ROOT, terminate
 
 NGINX: Final = Path("/usr/sbin/nginx")
 """Debian's nginx (`apt-get install nginx`; .ci/run installs it)."""
@@ -94,13 +93,6 @@ def self_signed(directory: Path, host: str) -> tuple[Path, Path]:
     return certificate, key
 
 
-def free_port() -> int:
-    """A loopback port free a moment ago (nginx binds its own socket, so it cannot be handed one)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @dataclass
 class Nginx:
     """One nginx master of the test's own, serving `block` from `prefix`."""
@@ -117,14 +109,8 @@ class Nginx:
         return self.error_log.read_text(errors="replace") if self.error_log.exists() else ""
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            # nginx's fast stop: a graceful one (QUIT) would wait for any stream still open.
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
+        # nginx's fast stop (SIGTERM): a graceful one (QUIT) would wait for any stream still open.
+        terminate(self.process)
 
 
 def main_config(prefix: Path) -> str:

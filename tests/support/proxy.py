@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import socket
 import threading
 from collections.abc import Coroutine, Iterator
 from typing import Any, Final
 
 import pytest
+
+from tests.support.ports import free_port
 
 
 class TcpProxy:
@@ -29,9 +30,7 @@ class TcpProxy:
         self._server: asyncio.Server | None = None
         self._writers: set[asyncio.StreamWriter] = set()
         # Reserve a port once; every restore listens on it again.
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port: int = probe.getsockname()[1]
+        self.port = free_port()
         self.connections = 0
         """Connections accepted since the proxy was made (shows a client reconnected)."""
 

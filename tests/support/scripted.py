@@ -52,8 +52,3 @@ async def call_tool(
     reply = await server.handle_modern(Request(method="tools/call", params=body, id=1))
     assert reply is not None
     return assert_valid("tools/call", reply)
-
-
-def text(reply: dict[str, Any]) -> str:
-    (block,) = reply["result"]["content"]
-    return block["text"]

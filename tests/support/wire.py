@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Iterator
 from typing import Any, get_args
 
 import httpx2
@@ -159,6 +160,13 @@ def sse_messages(text: str) -> list[dict[str, Any]]:
         for line in text.splitlines()
         if line.startswith("data:") and line[5:].strip()
     ]
+
+
+def sse(response: httpx2.Response) -> Iterator[dict[str, Any]]:
+    """The JSON-RPC messages of a streamed SSE response, each as it arrives (the stream stays open)."""
+    for line in response.iter_lines():
+        if line.startswith("data:") and line[5:].strip():
+            yield json.loads(line[5:])
 
 
 def raw_http(url: str, head: str, body: bytes = b"") -> tuple[int, bytes]:

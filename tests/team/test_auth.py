@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
-import httpx2
 import pytest
 from django.contrib.auth.models import Group, User
 from django.core.management import CommandError, call_command
-from mcp import Client, MCPError
-from mcp.client.streamable_http import streamable_http_client
+from mcp import MCPError
 from mcp.types import CallToolResult, InputRequiredResult
 
 from ask_mcp.models import ApiToken
@@ -28,12 +24,10 @@ from ask_mcp.team.auth import (
     team_of,
     user_id_of,
 )
-from tests.conftest import PROBE_CONFIG
-from tests.interaction.test_mrtr import Person, accept, text_of
-from tests.support.live import LiveServer, LiveServers
+from tests.support.clients import Person, accept, authed
+from tests.support.live import SECURED, LiveServer, LiveServers
+from tests.support.results import text_of
 from tests.support.wire import LEGACY_HEADERS, headers_for, legacy_headers, post, request_body
-
-SECURED = {**PROBE_CONFIG, "ALLOW_ANONYMOUS_LOOPBACK": False}
 
 
 @pytest.fixture(scope="module")
@@ -53,16 +47,6 @@ def token_for(server: LiveServer, username: str) -> str:
     token = server.manage("createtoken", username, "--name", "tests").strip()
     assert token.startswith("askmcp_")
     return token
-
-
-@contextlib.asynccontextmanager
-async def authed(url: str, token: str, callback: Any) -> AsyncIterator[Client]:
-    """The official client, sending `Authorization: Bearer <token>` on every request."""
-    headers = {"authorization": f"Bearer {token}"}
-    async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=60.0)) as http:
-        transport = streamable_http_client(url, http_client=http)
-        async with Client(transport, mode="2026-07-28", elicitation_callback=callback) as client:
-            yield client
 
 
 def test_no_token_is_401_with_a_bearer_challenge(secured: LiveServer) -> None:

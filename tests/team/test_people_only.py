@@ -10,24 +10,16 @@ its history say which route answered.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
 import uuid
-from collections.abc import AsyncIterator
 from typing import Any
 
-import httpx2
 import pytest
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 from playwright.async_api import Page, expect
 
 from ask_mcp.server.eras.modern import PEOPLE_ONLY_REFUSAL, PEOPLE_ONLY_STATE
 from ask_mcp.server.eras.tasks import PEOPLE_WAIT
 from ask_mcp.server.errors import PEOPLE_ONLY_TEXT
 from ask_mcp.web.naming import PEOPLE_ONLY_ROUTE
-from tests.interaction.test_mrtr import Person as ClientPerson
-from tests.interaction.test_mrtr import accept, text_of
 from tests.support.browser import (
     WEB_CONFIG,
     OpenAs,
@@ -39,22 +31,19 @@ from tests.support.browser import (
     quickstart_admin,
 )
 from tests.support.calls import call_body, client, rpc
+from tests.support.clients import Person as ClientPerson
+from tests.support.clients import accept
+from tests.support.clients import authed as sdk_client
 from tests.support.conformance import TOOLKIT as CONFORMANCE
 from tests.support.inbox_http import held_call, signed_in_http
 from tests.support.live import LiveServer, LiveServers
+from tests.support.names import unique
+from tests.support.results import text_of
+from tests.support.shell import shell
 from tests.support.tasks import TASK_CAPS, TaskClient
 from tests.support.wire import FORM_CAPS, assert_valid
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")  # the browser lives in the session's loop
-
-
-def unique(text: str) -> str:
-    return f"{text} [{uuid.uuid4().hex[:8]}]"
-
-
-def shell(server: LiveServer, code: str) -> Any:
-    """Run Python against the server's database and return what it printed as JSON."""
-    return json.loads(server.manage("shell", "-c", code).strip().splitlines()[-1])
 
 
 def ask_row(server: LiveServer, message: str) -> dict[str, Any]:
@@ -84,18 +73,6 @@ class Holder:
 @pytest.fixture
 def holder(web: LiveServer) -> Holder:
     return Holder(web)
-
-
-@contextlib.asynccontextmanager
-async def sdk_client(
-    url: str, token: str, callback: ClientPerson, mode: str = "2026-07-28"
-) -> AsyncIterator[Client]:
-    """The official client with a bearer token, declaring form elicitation (its callback)."""
-    headers = {"authorization": f"Bearer {token}"}
-    async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=60.0)) as http:
-        transport = streamable_http_client(url, http_client=http)
-        async with Client(transport, mode=mode, elicitation_callback=callback) as sdk:
-            yield sdk
 
 
 async def answer_card(page: Page, message: str, answer: str) -> None:

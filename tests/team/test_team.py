@@ -7,71 +7,26 @@ import contextlib
 import datetime as dt
 import json
 import uuid
-from collections.abc import AsyncIterator
 from typing import Any
 
-import httpx2
 import pytest
 from django.contrib.auth.models import AnonymousUser, Group, Permission, User
 from django.utils import timezone
 from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.types import CallToolResult
 from playwright.async_api import expect
 
 from ask_mcp import runtime
 from ask_mcp.models import Ask, AskEvent
 from ask_mcp.records.decisions import ask_answer
 from ask_mcp.records.retention import purge_answers
-from tests.interaction.test_mrtr import Person as ClientPerson
-from tests.interaction.test_mrtr import accept, text_of
-from tests.support.browser import OpenAs, Person, add_user, card, live_inbox, open_card
+from tests.support.browser import OpenAs, Person, card, live_inbox, open_card
+from tests.support.clients import Person as ClientPerson
+from tests.support.clients import accept, ask_with, authed
 from tests.support.live import LiveServer
 from tests.support.receivers import Receiver
-
-
-@contextlib.asynccontextmanager
-async def client_of(url: str, token: str, callback: Any = None) -> AsyncIterator[Client]:
-    """The official client with a bearer token; without a callback it shows no forms."""
-    headers = {"authorization": f"Bearer {token}"}
-    async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=60.0)) as http:
-        transport = streamable_http_client(url, http_client=http)
-        async with Client(transport, mode="2026-07-28", elicitation_callback=callback) as client:
-            yield client
-
-
-async def ask_with(url: str, token: str, message: str) -> CallToolResult:
-    async with asyncio.timeout(40), client_of(url, token) as client:
-        return await client.call_tool("user_ask", {"message": message})
-
-
-def shell(server: LiveServer, code: str) -> Any:
-    """Run Python against the server's database and return what it printed as JSON."""
-    return json.loads(server.manage("shell", "-c", code).strip().splitlines()[-1])
-
-
-class Team:
-    def __init__(self, web: LiveServer) -> None:
-        suffix = uuid.uuid4().hex[:6]
-        self.team = f"ops-{suffix}"
-        self.dora = add_user(web, f"dora{suffix}", staff=False)
-        self.eli = add_user(web, f"eli{suffix}", staff=False)
-        self.finn = add_user(web, f"finn{suffix}", staff=False)
-        web.manage(
-            "shell",
-            "-c",
-            (
-                "from django.contrib.auth.models import Group, User;"
-                f"g = Group.objects.create(name={self.team!r});"
-                f"User.objects.get(username={self.eli.username!r}).groups.add(g)"
-            ),
-        )
-        self.token = web.manage("createtoken", self.dora.username, "--team", self.team).strip()
-
-
-@pytest.fixture
-def team(web: LiveServer) -> Team:
-    return Team(web)
+from tests.support.results import text_of
+from tests.support.shell import shell
+from tests.support.team import Team
 
 
 @pytest.mark.asyncio(loop_scope="session")  # the browser fixture lives in the session's loop
@@ -130,7 +85,7 @@ async def test_a_client_answered_ask_is_recorded_with_its_history(
 ) -> None:
     async with (
         asyncio.timeout(30),
-        client_of(web.mcp_url, team.token, ClientPerson(accept(answer="yes"))) as client,
+        authed(web.mcp_url, team.token, ClientPerson(accept(answer="yes"))) as client,
     ):
         result = await client.call_tool("user_ask", {"message": "Recorded?"})
     assert text_of(result) == '{"answer":"yes"}'

@@ -10,7 +10,8 @@ import pytest
 from ask_mcp import Ask, MCPServer
 from ask_mcp.protocol.forms import ElicitResult
 from ask_mcp.server.errors import REASON_LIMIT, TIMED_OUT_TEXT, ElicitationTimedOut, with_reason
-from tests.support.scripted import NEVER, ScriptedElicit, call_tool, text
+from tests.support.results import text_of as text
+from tests.support.scripted import NEVER, ScriptedElicit, call_tool
 
 FORM = {"elicitation": {"form": {}}}
 

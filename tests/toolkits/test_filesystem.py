@@ -19,6 +19,7 @@ from django.test import override_settings
 from ask_mcp import MCPServer
 from ask_mcp.toolkits import ToolkitConfigError
 from ask_mcp.toolkits.filesystem import FileSystem
+from tests.support.filesystem import text
 from tests.support.scripted import call_tool
 
 
@@ -46,10 +47,6 @@ def tree(tmp_path: Path) -> Path:
 async def call(root: Path, name: str, arguments: dict[str, Any], **settings: Any) -> dict[str, Any]:
     server = MCPServer("fs", tools={"FileSystem": {"root": str(root), **settings}})
     return (await call_tool(server, name, arguments))["result"]
-
-
-def text(result: dict[str, Any]) -> str:
-    return "".join(block["text"] for block in result["content"])
 
 
 async def test_list_shows_entries_with_types_sizes_and_links_it_never_follows(tree: Path) -> None:

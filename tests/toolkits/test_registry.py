@@ -9,7 +9,8 @@ import pytest
 
 from ask_mcp import MCPServer
 from ask_mcp.toolkits import ToolkitConfigError, available
-from tests.support.scripted import call_tool, text
+from tests.support.results import text_of as text
+from tests.support.scripted import call_tool
 
 
 @pytest.fixture

@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 from mcp import Client, MCPError, StdioServerParameters
 
-from tests.interaction.test_mrtr import QUESTIONS, Person, accept, text_of
+from tests.support.clients import QUESTIONS, Person, accept
+from tests.support.results import text_of
 from tests.support.wire import META, assert_valid
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -20,7 +20,8 @@ from ask_mcp.server.catalog.toolkit import Toolkit, ToolResult, tool
 from ask_mcp.server.errors import NO_LONGER_WAITING_TEXT, TIMED_OUT_TEXT
 from ask_mcp.server.question import Ending, Question
 from ask_mcp.server.request_state import InvalidState, StateSealer
-from tests.support.scripted import call_tool, text
+from tests.support.results import text_of as text
+from tests.support.scripted import call_tool
 from tests.support.wire import FORM_CAPS
 
 KEYS = [b"k" * 32]

@@ -28,6 +28,7 @@ from ask_mcp.server.asking import table as elicitation_module
 from ask_mcp.server.eras.modern import STATE_REJECTIONS
 from ask_mcp.server.errors import TIMED_OUT_TEXT
 from ask_mcp.server.identity import Identity
+from tests.support.results import text_of as text
 from tests.support.wire import FORM_CAPS, META, assert_valid
 
 COLOUR: dict[str, Any] = {
@@ -134,11 +135,6 @@ async def call(server: Server, name: str, arguments: dict[str, Any], **kw: Any) 
 def retry(state: str, **answers: Any) -> dict[str, Any]:
     responses = {key: {"action": "accept", "content": {"colour": c}} for key, c in answers.items()}
     return {"extra": {"requestState": state, "inputResponses": responses}}
-
-
-def text(reply: dict[str, Any]) -> str:
-    (block,) = reply["result"]["content"]
-    return str(block["text"])
 
 
 def rejection(reply: dict[str, Any], reason: str) -> None:
