@@ -96,27 +96,29 @@ def _check_types() -> Messages:
 
 
 def _check_database_url() -> Messages:
-    found = environment.raw(environment.variable("DATABASE_URL"), os.environ)
-    if found is None:
-        return []
-    name, url = found
-    scheme = urlsplit(url).scheme
-    if scheme in environment.DATABASE_SCHEMES:
-        return []
-    message = E054_MESSAGE.format(name=name, scheme=scheme)
-    return [Error(message, hint=E054_HINT, id="ask_mcp.E054")]
+    return _check_scheme(
+        "DATABASE_URL", environment.DATABASE_SCHEMES, E054_MESSAGE, E054_HINT, "ask_mcp.E054"
+    )
 
 
 def _check_redis_url() -> Messages:
-    found = environment.raw(environment.variable("REDIS_URL"), os.environ)
+    return _check_scheme(
+        "REDIS_URL", environment.REDIS_SCHEMES, E055_MESSAGE, E055_HINT, "ask_mcp.E055"
+    )
+
+
+def _check_scheme(
+    variable: str, schemes: Sequence[str], message: str, hint: str, check_id: str
+) -> Messages:
+    """The URL in `variable` (under whichever name is set) has one of `schemes`."""
+    found = environment.raw(environment.variable(variable), os.environ)
     if found is None:
         return []
     name, url = found
     scheme = urlsplit(url).scheme
-    if scheme in environment.REDIS_SCHEMES:
+    if scheme in schemes:
         return []
-    message = E055_MESSAGE.format(name=name, scheme=scheme)
-    return [Error(message, hint=E055_HINT, id="ask_mcp.E055")]
+    return [Error(message.format(name=name, scheme=scheme), hint=hint, id=check_id)]
 
 
 @register(Tags.security)
