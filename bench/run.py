@@ -75,6 +75,8 @@ class Askserver:
     """The product with a fresh SQLite database, a user and a token."""
 
     PASSWORD = "bench-password-not-secret"
+    APP = "askserver.asgi:application"
+    """The ASGI application daphne and uvicorn serve."""
 
     def __init__(
         self,
@@ -124,7 +126,7 @@ class Askserver:
         ).stdout.strip()
 
     def command(self, server: str, port: int) -> list[str]:
-        return asgi_command(server, "askserver.asgi:application", port)
+        return asgi_command(server, self.APP, port)
 
 
 def asgi_command(server: str, app: str, port: int) -> list[str]:
