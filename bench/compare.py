@@ -17,101 +17,24 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import signal
 import statistics
-import subprocess
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from bench.run import (
     ROOT,
     SDK_VENV,
-    SERVER_CPU,
     Askserver,
+    asgi_command,
     cpu_seconds,
     free_port,
     load,
-    wait_for_port,
+    serving,
 )
 
 SERVERS = ("daphne", "uvicorn")
 CONCURRENCY = (4, 16)
-
-
-def prepared(tree: Path, workdir: Path) -> tuple[dict[str, str], str]:
-    """`tree`'s askserver with a fresh database, a user and a token, as the throughput suite has."""
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "bench.settings",
-        "ASKSERVER_VAR_DIR": str(workdir),
-        "ASKSERVER_SECRET_KEY": "bench-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz",
-        "ASKSERVER_LOG_LEVEL": "WARNING",
-        "ASKSERVER_BENCH_CONFIG": "{}",
-    }
-    manage = [str(tree / ".venv" / "bin" / "python"), "manage.py"]
-    subprocess.run([*manage, "migrate", "--noinput", "-v0"], cwd=tree, env=env, check=True)
-    create = (
-        "from django.contrib.auth.models import User; User.objects.get_or_create(username='bench')"
-    )
-    subprocess.run(
-        [*manage, "shell", "-c", create], cwd=tree, env=env, check=True, capture_output=True
-    )
-    token = subprocess.run(
-        [*manage, "createtoken", "bench"],
-        cwd=tree,
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
-    return env, token
-
-
-def command(tree: Path, server: str, port: int) -> list[str]:
-    """`tree`'s askserver under `server`, as bench.run.asgi_command serves this checkout's."""
-    venv = tree / ".venv" / "bin"
-    if server == "daphne":
-        return [str(venv / "daphne"), "-b", "127.0.0.1", "-p", str(port), "-v", "0", Askserver.APP]
-    return [
-        str(venv / "uvicorn"),
-        Askserver.APP,
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--log-level",
-        "warning",
-        "--no-access-log",
-        "--http",
-        "httptools",
-        "--loop",
-        "uvloop",
-    ]
-
-
-@contextlib.contextmanager
-def serving(argv: list[str], env: dict[str, str], cwd: Path, port: int) -> Iterator[int]:
-    """A server pinned to the server CPU, from its own tree; yields its pid."""
-    with tempfile.TemporaryFile() as log:
-        process = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            preexec_fn=lambda: os.sched_setaffinity(0, {SERVER_CPU}),
-        )
-        try:
-            wait_for_port(port, process)
-            yield process.pid
-        finally:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
 
 
 def compare(before: Path, rounds: int, seconds: float) -> dict[str, Any]:
@@ -120,18 +43,21 @@ def compare(before: Path, rounds: int, seconds: float) -> dict[str, Any]:
         targets: dict[str, tuple[str, str | None, int]] = {}
         port = free_port()
         sdk = [str(SDK_VENV / "python"), str(ROOT / "bench" / "peers" / "sdk_server.py")]
-        pid = stack.enter_context(
-            serving([*sdk, "--port", str(port)], dict(os.environ), ROOT, port)
-        )
-        targets["sdk"] = (f"http://127.0.0.1:{port}/mcp", None, pid)
+        peer = stack.enter_context(serving([*sdk, "--port", str(port)], dict(os.environ), port))
+        targets["sdk"] = (f"http://127.0.0.1:{port}/mcp", None, peer.pid)
         for name, tree in trees.items():
             workdir = Path(tmp) / name
             workdir.mkdir()
-            env, token = prepared(tree, workdir)
+            product = Askserver(workdir, tree=tree)
             for server in SERVERS:
                 port = free_port()
-                pid = stack.enter_context(serving(command(tree, server, port), env, tree, port))
-                targets[f"{name} {server}"] = (f"http://127.0.0.1:{port}/mcp", token, pid)
+                argv = asgi_command(server, Askserver.APP, port, venv=tree / ".venv" / "bin")
+                process = stack.enter_context(serving(argv, product.env, port, cwd=tree))
+                targets[f"{name} {server}"] = (
+                    f"http://127.0.0.1:{port}/mcp",
+                    product.token,
+                    process.pid,
+                )
         calls: dict[str, dict[int, list[float]]] = {
             n: {c: [] for c in CONCURRENCY} for n in targets
         }

@@ -85,7 +85,9 @@ class Askserver:
         *,
         database_url: str | None = None,
         redis_url: str | None = None,
+        tree: Path = ROOT,
     ) -> None:
+        """`tree` is the checkout served, with its own `.venv` (another one for bench.compare)."""
         self.workdir = workdir
         self.env = {
             **os.environ,
@@ -100,8 +102,8 @@ class Askserver:
         if redis_url:
             self.env["ASKSERVER_REDIS_URL"] = redis_url
             self.env["ASKSERVER_REDIS_PREFIX"] = f"askbench{os.getpid()}"
-        manage = [str(VENV / "python"), "manage.py"]
-        subprocess.run([*manage, "migrate", "--noinput", "-v0"], cwd=ROOT, env=self.env, check=True)
+        manage = [str(tree / ".venv" / "bin" / "python"), "manage.py"]
+        subprocess.run([*manage, "migrate", "--noinput", "-v0"], cwd=tree, env=self.env, check=True)
         subprocess.run(
             [
                 *manage,
@@ -111,14 +113,14 @@ class Askserver:
                 "user, _ = User.objects.get_or_create(username='bench'); "
                 f"user.set_password({self.PASSWORD!r}); user.save()",
             ],
-            cwd=ROOT,
+            cwd=tree,
             env=self.env,
             check=True,
             capture_output=True,
         )
         self.token = subprocess.run(
             [*manage, "createtoken", "bench"],
-            cwd=ROOT,
+            cwd=tree,
             env=self.env,
             check=True,
             capture_output=True,
@@ -129,13 +131,14 @@ class Askserver:
         return asgi_command(server, self.APP, port)
 
 
-def asgi_command(server: str, app: str, port: int) -> list[str]:
+def asgi_command(server: str, app: str, port: int, venv: Path = VENV) -> list[str]:
     """Serve an ASGI application under daphne or uvicorn on loopback, without an access log and,
-    under uvicorn, with its C parser and event loop named (as the SDK peer runs)."""
+    under uvicorn, with its C parser and event loop named (as the SDK peer runs); from `venv`'s
+    executables (another checkout's, for bench.compare)."""
     if server == "daphne":
-        return [str(VENV / "daphne"), "-b", "127.0.0.1", "-p", str(port), "-v", "0", app]
+        return [str(venv / "daphne"), "-b", "127.0.0.1", "-p", str(port), "-v", "0", app]
     return [
-        str(VENV / "uvicorn"),
+        str(venv / "uvicorn"),
         app,
         "--host",
         "127.0.0.1",
@@ -153,15 +156,16 @@ def asgi_command(server: str, app: str, port: int) -> list[str]:
 
 @contextmanager
 def serving(
-    command: list[str], env: dict[str, str], port: int
+    command: list[str], env: dict[str, str], port: int, cwd: Path = ROOT
 ) -> Iterator[subprocess.Popen[bytes]]:
-    """A server pinned to the server CPU; its log goes to a file (a pipe nobody reads fills up)."""
+    """A server pinned to the server CPU, run from `cwd`; its log goes to a file (a pipe nobody
+    reads fills up)."""
     log = tempfile.NamedTemporaryFile(  # noqa: SIM115  (kept open for the server's lifetime)
         prefix="bench-server-", suffix=".log", delete=False
     )
     process = subprocess.Popen(
         command,
-        cwd=ROOT,
+        cwd=cwd,
         env=env,
         stdout=log,
         stderr=subprocess.STDOUT,
