@@ -191,8 +191,9 @@ class McpEndpoint:
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send, exchange: Exchange) -> None:
         """One request, its method, tool and caller noted on `exchange` as they are read."""
-        # long: the HTTP-level checks in the order the validation ladder of docs/reference/endpoint.md lists them, in one
-        # try so each refusal is answered the same way; splitting them would hide that order.
+        # long: the HTTP-level checks in the order of the validation ladder in
+        # docs/reference/endpoint.md, in one try so each refusal is answered the same way;
+        # splitting them would hide that order.
         headers, names = read_headers(scope)
         session_id = headers.get(mcp.HEADER_SESSION_ID)
         declared = declared_era(headers.get(mcp.HEADER_PROTOCOL_VERSION), session_id)
