@@ -173,3 +173,80 @@ def test_the_generated_tables_have_their_markers_once() -> None:
         assert lines.index(f"<!-- {name}-table:start -->") < lines.index(
             f"<!-- {name}-table:end -->"
         )
+
+
+# ---------------------------------------------------------------- the architecture page
+
+ARCHITECTURE = DOCS / "architecture.md"
+NOT_PARTS = frozenset({"__init__", "conf", "py", "static", "templates"})
+"""What sits in ask_mcp/ but is no layer: the package's own face, conf (beside the layers), and
+the data folders the wheel carries."""
+
+
+def table_rows(page: Path, marker: str) -> list[list[str]]:
+    """The first cells of the table between `<!-- marker:start/end -->`, each a row's code names."""
+    text = page.read_text()
+    block = text.split(f"<!-- {marker}:start -->", 1)[1].split(f"<!-- {marker}:end -->", 1)[0]
+    rows = [line for line in block.strip().splitlines()[2:] if line.startswith("|")]
+    return [re.findall(r"`([\w.]+)`", row.split("|")[1]) for row in rows]
+
+
+def import_layers(container: str | None) -> list[list[str]]:
+    """The layers of the import-linter contract for `container` (None: the top-level one)."""
+    import tomllib
+
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    for contract in contracts["contracts"]:
+        if contract["type"] == "layers" and contract.get("containers", [None]) == [container]:
+            return [[name.strip() for name in layer.split(":")] for layer in contract["layers"]]
+    raise AssertionError(f"no layers contract for {container}")
+
+
+def children(package: Path) -> set[str]:
+    """The modules and subpackages directly inside a package, by name."""
+    return {
+        path.stem
+        for path in package.iterdir()
+        if (path.suffix == ".py" or (path / "__init__.py").is_file()) and path.stem != "__init__"
+    }
+
+
+def test_the_architecture_pages_parts_are_the_import_contracts_layers_in_order() -> None:
+    rows = table_rows(ARCHITECTURE, "parts")
+    assert rows[0] == ["askserver"]  # the project, above every part of the app
+    assert rows[1:] == import_layers(None)
+
+
+def test_the_architecture_page_names_every_part_of_the_package_once() -> None:
+    named = [
+        name.removeprefix("ask_mcp.")
+        for row in table_rows(ARCHITECTURE, "parts")[1:]
+        for name in row
+    ]
+    assert len(named) == len(set(named))
+    assert set(named) == children(ROOT / "ask_mcp") - NOT_PARTS
+    assert "`ask_mcp.conf` sits beside the layers" in ARCHITECTURE.read_text()
+
+
+def test_the_architecture_pages_engine_rooms_are_the_servers_contract_and_modules() -> None:
+    rows = table_rows(ARCHITECTURE, "rooms")
+    assert rows == import_layers("ask_mcp.server")
+    assert {name for row in rows for name in row} == children(ROOT / "ask_mcp" / "server")
+
+
+def test_the_glossary_names_each_word_of_the_project_with_code_that_exists() -> None:
+    glossary = ARCHITECTURE.read_text().split("## Glossary", 1)[1]
+    rows = [line.split("|")[1:-1] for line in glossary.splitlines() if line.startswith("| ")]
+    rows = rows[2:]  # the header and its rule
+    words = [word.strip() for word, _, _ in rows]
+    assert words == [
+        "park", "hold", "attach", "collect", "settle", "detached", "withdrawn",
+        "route", "reach", "seen", "people-only",
+    ]  # fmt: skip
+    source = "\n".join(path.read_text() for path in (ROOT / "ask_mcp").rglob("*.py"))
+    for word, _, code in rows:
+        names = re.findall(r"`([\w.\"]+)`", code)
+        assert names, word
+        for name in names:
+            last = name.strip('"').rsplit(".", 1)[-1]
+            assert re.search(rf"\b{re.escape(last)}\b", source), (word, name)
