@@ -22,6 +22,11 @@ from askserver import environment, var
 
 BASE_DIR = var.BASE_DIR
 PACKAGE_DIR = Path(__file__).resolve().parent
+TEMPLATES_DIR = PACKAGE_DIR / "templates"
+"""The project's templates: in a checkout the top-level templates/ folder, beside askserver/ and
+ask_mcp/; the wheel maps that folder into the package (pyproject.toml's package-dir)."""
+if not TEMPLATES_DIR.is_dir():
+    TEMPLATES_DIR = PACKAGE_DIR.parent / "templates"
 
 
 def _env(name: str) -> Any:
@@ -153,7 +158,7 @@ ASGI_APPLICATION = "askserver.asgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [PACKAGE_DIR / "templates"],  # inside the package: the wheel carries them
+        "DIRS": [TEMPLATES_DIR],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [

@@ -250,3 +250,34 @@ def test_the_glossary_names_each_word_of_the_project_with_code_that_exists() -> 
         for name in names:
             last = name.strip('"').rsplit(".", 1)[-1]
             assert re.search(rf"\b{re.escape(last)}\b", source), (word, name)
+
+
+# ---------------------------------------------------------------- the changelog
+
+CHANGELOG = ROOT / "CHANGELOG.md"
+
+
+def test_the_changelog_opens_each_release_with_what_operators_must_know() -> None:
+    text = CHANGELOG.read_text()
+    releases = re.split(r"^## ", text, flags=re.MULTILINE)[1:]
+    assert releases and releases[0].startswith("Unreleased")
+    for release in releases:
+        headings = re.findall(r"^### (.+)$", release, re.MULTILINE)
+        assert headings and headings[0] == "For operators", release.splitlines()[0]
+
+
+def test_the_changelog_names_only_check_ids_and_settings_the_reference_knows() -> None:
+    # An id or a variable named in the changelog is documented, or the line says it is gone.
+    text = CHANGELOG.read_text()
+    checks = (DOCS / "reference" / "checks.md").read_text()
+    settings = (DOCS / "reference" / "settings.md").read_text()
+    for line in text.splitlines():
+        gone = re.search(r"\b(removed|no longer|gone|old name)\b", line, re.IGNORECASE)
+        for check_id in re.findall(r"`((?:ask_mcp|askserver)\.[EW]\d{3})`", line):
+            assert gone or f"`{check_id}`" in checks, check_id
+        for name in re.findall(r"`(ASKSERVER_[A-Z0-9_]+)`", line):
+            assert gone or name in settings, name
+
+
+def test_the_readme_points_at_the_changelog() -> None:
+    assert "(CHANGELOG.md)" in README.read_text()
