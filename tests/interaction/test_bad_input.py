@@ -8,7 +8,7 @@ touch a waiting question also show that the question is undisturbed: its genuine
 lands, once. Bad input never crashes the server and never loses or overwrites an answer.
 
 What other files already assert in full stays there: the validation ladder's header, version
-and method rungs (test_endpoint), an expired state's plain result (test_mrtr), random input
+and method rungs (test_endpoint), an expired state's plain result (test_user_ask), random input
 (test_fuzz), a forged form post in a real browser (test_inbox), and NUL characters, which only
 PostgreSQL refuses (test_faults, against a PostgreSQL-backed pair of workers). The hardening
 cases live beside the attack they belong to, each with its exact answer:

@@ -1,8 +1,12 @@
-"""Prompts, resources, completions, progress, logging, sampling and roots at 2026-07-28, on a live server.
+"""Prompts, resources, completions, progress, logging, sampling and roots in both eras, on a live server.
 
-The official client (mode="2026-07-28") plays the client: it resolves input_required rounds on
-prompts/get and resources/read the way it does on tools/call. Raw HTTP checks what it hides:
-caching hints, status codes, the stream's framing.
+One suite, parametrized by era: the official client speaks 2026-07-28 (it resolves
+input_required rounds on prompts/get and resources/read the way it does on tools/call) or an
+initialize-era revision (2025-11-25: requests the server needs answered, such as elicitation,
+sampling and roots, travel as server-initiated requests on the call's stream). A test that
+checks what exists in one era only says so (`only`). Raw HTTP checks what the client hides:
+caching hints, status codes, the stream's framing, and the standalone GET stream that carries
+resource updates to a legacy session.
 """
 
 from __future__ import annotations
@@ -10,10 +14,13 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+from collections.abc import Iterator
 from typing import Any
 
+import httpx2
 import pytest
-from mcp import Client, MCPError
+from mcp import MCPError
+from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.types import (
     ElicitResult,
     GetPromptResult,
@@ -27,19 +34,32 @@ from mcp.types import (
 
 from tests.support.clients import Person, accept, roots_lister, sampler
 from tests.support.conformance.toolkit import PNG
+from tests.support.eras import ERAS, LEGACY, MODERN, Era, connect, only
 from tests.support.features import FEATURES_CONFIG, STYLES
 from tests.support.live import LiveServers
 from tests.support.results import text_of
-from tests.support.wire import FORM_CAPS, assert_valid, post, request_body, sse_messages
+from tests.support.wire import (
+    FORM_CAPS,
+    assert_valid,
+    http,
+    legacy_headers,
+    legacy_initialize,
+    post,
+    request_body,
+    sse_messages,
+)
+
+
+@pytest.fixture(params=ERAS)
+def era(request: pytest.FixtureRequest) -> Era:
+    """The era a test runs in: each in turn, unless the test is marked `only`."""
+    era_: Era = request.param
+    return era_
 
 
 @pytest.fixture(scope="module")
 def url(live_servers: LiveServers) -> str:
     return live_servers.get(FEATURES_CONFIG).mcp_url
-
-
-def modern(url: str, **kwargs: Any) -> Client:
-    return Client(url, mode="2026-07-28", **kwargs)
 
 
 def result_of(response: Any, method: str) -> dict[str, Any]:
@@ -52,21 +72,45 @@ def error_of(response: Any, method: str, status: int) -> dict[str, Any]:
     return assert_valid(method, response.json())["error"]
 
 
+def stream_messages(response: httpx2.Response) -> Iterator[dict[str, Any]]:
+    for line in response.iter_lines():
+        if line.startswith("data:") and line[5:].strip():
+            yield json.loads(line[5:])
+
+
+def session_call(
+    url: str, headers: dict[str, str], method: str, params: dict[str, Any]
+) -> dict[str, Any]:
+    reply = post(url, {"jsonrpc": "2.0", "id": 9, "method": method, "params": params}, headers)
+    return assert_valid(method, reply.json(), "2025-11-25")
+
+
 # ---------------------------------------------------------------- discovery
 
 
-def test_discover_advertises_what_the_toolkits_register(url: str) -> None:
-    result = result_of(post(url, request_body("server/discover")), "server/discover")
-    assert result["capabilities"] == {
-        "tools": {},
-        "prompts": {},
-        "resources": {},
-        "completions": {},
-        "logging": {},
-        "extensions": {"io.modelcontextprotocol/tasks": {}},  # user_ask runs as a task
-    }
+def test_the_server_advertises_what_the_toolkits_register(url: str, era: Era) -> None:
+    if era == MODERN:
+        result = result_of(post(url, request_body("server/discover")), "server/discover")
+        assert result["capabilities"] == {
+            "tools": {},
+            "prompts": {},
+            "resources": {},
+            "completions": {},
+            "logging": {},
+            "extensions": {"io.modelcontextprotocol/tasks": {}},  # user_ask runs as a task
+        }
+    else:  # initialize states them, and resources can be subscribed to in this era
+        _, result = legacy_initialize(url)
+        assert result["capabilities"] == {
+            "tools": {},
+            "prompts": {},
+            "resources": {"subscribe": True},
+            "completions": {},
+            "logging": {},
+        }
 
 
+@only(MODERN)
 @pytest.mark.parametrize(
     "method, params",
     [
@@ -81,18 +125,30 @@ def test_discover_advertises_what_the_toolkits_register(url: str) -> None:
     ],
 )
 def test_methods_of_features_a_server_does_not_offer_are_not_found(
-    mcp_url: str, method: str, params: dict[str, Any]
+    era: Era, mcp_url: str, method: str, params: dict[str, Any]
 ) -> None:
     # The default test server registers tools only: no prompts, resources or completions.
     error = error_of(post(mcp_url, request_body(method, params, id=7)), method, 404)
     assert error["code"] == -32601
 
 
+@only(LEGACY)
+def test_a_session_without_prompts_or_resources_has_no_such_methods(era: Era, mcp_url: str) -> None:
+    session, result = legacy_initialize(mcp_url)
+    assert result["capabilities"] == {"tools": {}, "logging": {}}
+    headers = legacy_headers(session)
+    for method in ("prompts/list", "resources/read", "resources/subscribe", "completion/complete"):
+        body = {"jsonrpc": "2.0", "id": 3, "method": method, "params": {"uri": "x:y"}}
+        reply = post(mcp_url, body, headers).json()
+        assert reply["error"]["code"] == -32601, method
+
+
 # ---------------------------------------------------------------- prompts
 
 
-async def test_prompts_are_listed_with_their_arguments_and_rendered(url: str) -> None:
-    async with asyncio.timeout(15), modern(url) as client:
+@only(MODERN)
+async def test_prompts_are_listed_with_their_arguments_and_rendered(era: Era, url: str) -> None:
+    async with asyncio.timeout(15), connect(era, url) as client:
         listed = {p.name: p for p in (await client.list_prompts()).prompts}
         rendered = await client.get_prompt("feat_greet", {"name": "Ada", "style": "warm"})
     greet = listed["feat_greet"]
@@ -107,6 +163,7 @@ async def test_prompts_are_listed_with_their_arguments_and_rendered(url: str) ->
     assert message.content == TextContent(type="text", text="Say hello to Ada (warm).")
 
 
+@only(MODERN)
 @pytest.mark.parametrize(
     "params, fragment",
     [
@@ -117,16 +174,17 @@ async def test_prompts_are_listed_with_their_arguments_and_rendered(url: str) ->
     ],
 )
 def test_bad_prompt_requests_are_invalid_params(
-    url: str, params: dict[str, Any], fragment: str
+    era: Era, url: str, params: dict[str, Any], fragment: str
 ) -> None:
     error = error_of(post(url, request_body("prompts/get", params)), "prompts/get", 400)
     assert error["code"] == -32602
     assert fragment in error["message"]
 
 
-async def test_a_prompt_that_asks_parks_and_resumes_across_the_round(url: str) -> None:
+@only(MODERN)
+async def test_a_prompt_that_asks_parks_and_resumes_across_the_round(era: Era, url: str) -> None:
     person = Person(accept(topic="tides"))
-    async with asyncio.timeout(15), modern(url, elicitation_callback=person) as client:
+    async with asyncio.timeout(15), connect(era, url, elicitation_callback=person) as client:
         result = await client.get_prompt("feat_briefing")
     assert isinstance(result, GetPromptResult)
     (message,) = result.messages
@@ -134,13 +192,16 @@ async def test_a_prompt_that_asks_parks_and_resumes_across_the_round(url: str) -
     (form,) = person.seen
     assert form["message"] == "What should the briefing cover?"
     starts = int((result.description or "").removeprefix("starts="))
-    async with asyncio.timeout(15), modern(url, elicitation_callback=person) as client:
+    async with asyncio.timeout(15), connect(era, url, elicitation_callback=person) as client:
         again = await client.get_prompt("feat_briefing")
     # One start per call, not per round: the handler was parked, never re-run.
     assert again.description == f"starts={starts + 1}"
 
 
-def test_a_prompt_round_over_raw_http_has_no_caching_hints_and_binds_its_state(url: str) -> None:
+@only(MODERN)
+def test_a_prompt_round_over_raw_http_has_no_caching_hints_and_binds_its_state(
+    era: Era, url: str
+) -> None:
     params = {"name": "feat_briefing"}
     first = result_of(post(url, request_body("prompts/get", params, caps=FORM_CAPS)), "prompts/get")
     assert first["resultType"] == "input_required"
@@ -173,22 +234,42 @@ def test_a_prompt_round_over_raw_http_has_no_caching_hints_and_binds_its_state(u
     assert done["messages"][0]["content"]["text"] == "Brief me on anything."
 
 
-async def test_a_prompt_needing_sampling_is_refused_without_it(url: str) -> None:
-    async with asyncio.timeout(15), modern(url) as client:
+@only(LEGACY)
+async def test_prompts_render_and_a_prompt_asks_over_the_pushed_request(era: Era, url: str) -> None:
+    person = Person(accept(topic="tides"))
+    async with asyncio.timeout(15), connect(era, url, elicitation_callback=person) as client:
+        assert client.protocol_version == "2025-11-25"
+        names = [p.name for p in (await client.list_prompts()).prompts]
+        greeting = await client.get_prompt("feat_greet", {"name": "Ada"})
+        briefing = await client.get_prompt("feat_briefing")
+    assert names == ["feat_greet", "feat_briefing", "feat_sampled"]
+    assert greeting.messages[0].content == TextContent(
+        type="text", text="Say hello to Ada (plain)."
+    )
+    assert briefing.messages[0].content == TextContent(type="text", text="Brief me on tides.")
+    assert [form["message"] for form in person.seen] == ["What should the briefing cover?"]
+
+
+async def test_a_prompt_needing_a_capability_the_client_lacks_is_refused(
+    url: str, era: Era
+) -> None:
+    async with asyncio.timeout(15), connect(era, url) as refused:
         with pytest.raises(MCPError) as raised:
-            await client.get_prompt("feat_sampled")
-    assert raised.value.code == -32021
+            await refused.get_prompt("feat_sampled")
+    # No -32021 in the initialize era: the same data on an invalid-request error.
+    assert raised.value.code == (-32021 if era == MODERN else -32600)
     assert raised.value.data == {"requiredCapabilities": {"sampling": {}}}
-    async with asyncio.timeout(15), modern(url, sampling_callback=sampler) as client:
-        rendered = await client.get_prompt("feat_sampled")
+    async with asyncio.timeout(15), connect(era, url, sampling_callback=sampler) as sampling:
+        rendered = await sampling.get_prompt("feat_sampled")
     assert rendered.messages[0].content == TextContent(type="text", text="echo: A haiku? / None")
 
 
 # ---------------------------------------------------------------- resources
 
 
-async def test_resources_and_templates_are_listed(url: str) -> None:
-    async with asyncio.timeout(15), modern(url) as client:
+@only(MODERN)
+async def test_resources_and_templates_are_listed(era: Era, url: str) -> None:
+    async with asyncio.timeout(15), connect(era, url) as client:
         resources = (await client.list_resources()).resources
         templates = (await client.list_resource_templates()).resource_templates
     assert [(str(r.uri), r.name, r.mime_type) for r in resources] == [
@@ -202,8 +283,9 @@ async def test_resources_and_templates_are_listed(url: str) -> None:
     assert (template.uri_template, template.name) == ("features://items/{id}", "item")
 
 
-async def test_text_binary_and_templated_reads(url: str) -> None:
-    async with asyncio.timeout(15), modern(url) as client:
+@only(MODERN)
+async def test_text_binary_and_templated_reads(era: Era, url: str) -> None:
+    async with asyncio.timeout(15), connect(era, url) as client:
         note = await client.read_resource("features://note")
         logo = await client.read_resource("features://logo")
         item = await client.read_resource("features://items/a%20b")
@@ -220,7 +302,8 @@ async def test_text_binary_and_templated_reads(url: str) -> None:
     assert json.loads(data.text)["id"] == "a b"  # type: ignore[union-attr]
 
 
-def test_reads_carry_the_resources_caching_hints(url: str) -> None:
+@only(MODERN)
+def test_reads_carry_the_resources_caching_hints(era: Era, url: str) -> None:
     note = result_of(
         post(url, request_body("resources/read", {"uri": "features://note"})), "resources/read"
     )
@@ -234,19 +317,21 @@ def test_reads_carry_the_resources_caching_hints(url: str) -> None:
         assert listed["ttlMs"] >= 0 and listed["cacheScope"] == "private"
 
 
+@only(MODERN)
 @pytest.mark.parametrize(
     "uri", ["features://nothing", "features://items/1/extra", "other://note", "features://items/"]
 )
-def test_an_unknown_resource_is_invalid_params_naming_the_uri(url: str, uri: str) -> None:
+def test_an_unknown_resource_is_invalid_params_naming_the_uri(era: Era, url: str, uri: str) -> None:
     response = post(url, request_body("resources/read", {"uri": uri}, id="r-1"))
     error = error_of(response, "resources/read", 400)
     assert (error["code"], error["data"]) == (-32602, {"uri": uri})
     assert response.json()["id"] == "r-1"
 
 
-async def test_a_read_that_asks_parks_and_resumes_and_is_not_cacheable(url: str) -> None:
+@only(MODERN)
+async def test_a_read_that_asks_parks_and_resumes_and_is_not_cacheable(era: Era, url: str) -> None:
     person = Person(accept(ok=True))
-    async with asyncio.timeout(15), modern(url, elicitation_callback=person) as client:
+    async with asyncio.timeout(15), connect(era, url, elicitation_callback=person) as client:
         read = await client.read_resource("features://items/locked")
     assert isinstance(read, ReadResourceResult)
     assert (read.ttl_ms, read.cache_scope) == (0, "private")
@@ -255,9 +340,10 @@ async def test_a_read_that_asks_parks_and_resumes_and_is_not_cacheable(url: str)
     assert [form["message"] for form in person.seen] == ["Unlock the item?"]
 
 
-async def test_a_read_the_user_refuses_is_an_error_naming_the_uri(url: str) -> None:
+@only(MODERN)
+async def test_a_read_the_user_refuses_is_an_error_naming_the_uri(era: Era, url: str) -> None:
     async with asyncio.timeout(15):
-        async with modern(url, elicitation_callback=Person(accept(ok=False))) as client:
+        async with connect(era, url, elicitation_callback=Person(accept(ok=False))) as client:
             with pytest.raises(MCPError) as raised:
                 await client.read_resource("features://items/locked")
     assert raised.value.code == -32602
@@ -265,8 +351,9 @@ async def test_a_read_the_user_refuses_is_an_error_naming_the_uri(url: str) -> N
     assert "stays locked" in str(raised.value)
 
 
-async def test_read_rounds_by_hand_resume_the_same_handler(url: str) -> None:
-    async with asyncio.timeout(15), modern(url, elicitation_callback=Person()) as client:
+@only(MODERN)
+async def test_read_rounds_by_hand_resume_the_same_handler(era: Era, url: str) -> None:
+    async with asyncio.timeout(15), connect(era, url, elicitation_callback=Person()) as client:
         session = client.session
         first = await session.read_resource("features://items/locked", allow_input_required=True)
         assert isinstance(first, InputRequiredResult)
@@ -282,34 +369,80 @@ async def test_read_rounds_by_hand_resume_the_same_handler(url: str) -> None:
     assert body["starts"] >= 1
 
 
+@only(LEGACY)
+async def test_resources_templates_and_reads(era: Era, url: str) -> None:
+    async with (
+        asyncio.timeout(15),
+        connect(era, url, elicitation_callback=Person(accept(ok=True))) as client,
+    ):
+        resources = [str(r.uri) for r in (await client.list_resources()).resources]
+        templates = (await client.list_resource_templates()).resource_templates
+        logo = await client.read_resource("features://logo")
+        locked = await client.read_resource("features://items/locked")
+        with pytest.raises(MCPError) as raised:
+            await client.read_resource("features://nothing")
+    assert resources == ["features://note", "features://logo", "features://watched"]
+    assert [t.uri_template for t in templates] == ["features://items/{id}"]
+    assert base64.b64decode(logo.contents[0].blob) == PNG  # type: ignore[union-attr]
+    assert json.loads(locked.contents[0].text)["id"] == "locked"  # type: ignore[union-attr]
+    # This era's code for an unknown resource, still naming the URI.
+    assert raised.value.code == -32002
+    assert raised.value.data == {"uri": "features://nothing"}
+
+
+@only(LEGACY)
+def test_legacy_reads_carry_no_caching_hints(era: Era, url: str) -> None:
+    session, _ = legacy_initialize(url)
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "resources/read",
+        "params": {"uri": "features://note"},
+    }
+    reply = assert_valid(
+        "resources/read", post(url, body, legacy_headers(session)).json(), "2025-11-25"
+    )
+    assert set(reply["result"]) == {"contents"}
+
+
 # ---------------------------------------------------------------- completions
 
 
-async def test_completions_for_prompt_arguments_and_template_variables(url: str) -> None:
-    async with asyncio.timeout(15), modern(url) as client:
-        names = await client.complete(
+async def test_completions_for_prompt_arguments_and_template_variables(url: str, era: Era) -> None:
+    async with asyncio.timeout(15), connect(era, url) as completing:
+        names = await completing.complete(
             PromptReference(type="ref/prompt", name="feat_greet"), {"name": "name", "value": "al"}
         )
-        formal = await client.complete(
+        by_a = await completing.complete(
+            PromptReference(type="ref/prompt", name="feat_greet"), {"name": "name", "value": "a"}
+        )
+        formal = await completing.complete(
             PromptReference(type="ref/prompt", name="feat_greet"),
             {"name": "name", "value": "b"},
             context_arguments={"style": "formal"},
         )
-        ids = await client.complete(
+        ids = await completing.complete(
             ResourceTemplateReference(type="ref/resource", uri="features://items/{id}"),
             {"name": "id", "value": "4"},
         )
-        nothing = await client.complete(
+        locked = await completing.complete(
+            ResourceTemplateReference(type="ref/resource", uri="features://items/{id}"),
+            {"name": "id", "value": "l"},
+        )
+        nothing = await completing.complete(
             PromptReference(type="ref/prompt", name="feat_briefing"), {"name": "x", "value": ""}
         )
     assert names.completion.values == ["alice", "albert"]
+    assert by_a.completion.values == ["alice", "albert"]
     assert (names.completion.total, names.completion.has_more) == (2, False)
     assert formal.completion.values == ["Bob"]
     assert ids.completion.values == ["42"]
+    assert locked.completion.values == ["locked"]
     assert nothing.completion.values == []
 
 
-def test_at_most_a_hundred_completions_come_back(url: str) -> None:
+@only(MODERN)
+def test_at_most_a_hundred_completions_come_back(era: Era, url: str) -> None:
     body = request_body(
         "completion/complete",
         {
@@ -322,6 +455,7 @@ def test_at_most_a_hundred_completions_come_back(url: str) -> None:
     assert (completion["total"], completion["hasMore"]) == (150, True)
 
 
+@only(MODERN)
 @pytest.mark.parametrize(
     "params",
     [
@@ -342,7 +476,9 @@ def test_at_most_a_hundred_completions_come_back(url: str) -> None:
         },
     ],
 )
-def test_bad_completion_requests_are_invalid_params(url: str, params: dict[str, Any]) -> None:
+def test_bad_completion_requests_are_invalid_params(
+    era: Era, url: str, params: dict[str, Any]
+) -> None:
     error = error_of(
         post(url, request_body("completion/complete", params)), "completion/complete", 400
     )
@@ -352,19 +488,23 @@ def test_bad_completion_requests_are_invalid_params(url: str, params: dict[str, 
 # ---------------------------------------------------------------- progress and logging
 
 
-async def test_progress_reaches_the_callback_of_a_call_that_asked_for_it(url: str) -> None:
+async def test_progress_reaches_the_callback_of_a_call_that_asked_for_it(
+    url: str, era: Era
+) -> None:
     seen: list[tuple[float, float | None, str | None]] = []
 
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         seen.append((progress, total, message))
 
-    async with asyncio.timeout(15), modern(url) as client:
-        result = await client.call_tool("feat_progress", {}, progress_callback=on_progress)
+    async with asyncio.timeout(15), connect(era, url) as reporting:
+        result = await reporting.call_tool("feat_progress", {}, progress_callback=on_progress)
     assert text_of(result) == "done"
+    assert [progress for progress, _, _ in seen] == [0, 50, 100]
     assert seen == [(0, 100, "step 0"), (50, 100, "step 50"), (100, 100, "step 100")]
 
 
-def test_progress_turns_the_reply_into_an_event_stream_only_when_asked(url: str) -> None:
+@only(MODERN)
+def test_progress_turns_the_reply_into_an_event_stream_only_when_asked(era: Era, url: str) -> None:
     plain = post(url, request_body("tools/call", {"name": "feat_progress"}))
     assert plain.headers["content-type"] == "application/json"
     body = request_body("tools/call", {"name": "feat_progress"})
@@ -377,7 +517,8 @@ def test_progress_turns_the_reply_into_an_event_stream_only_when_asked(url: str)
     assert assert_valid("tools/call", final)["result"]["content"][0]["text"] == "done"
 
 
-async def test_log_messages_come_only_at_or_above_the_requested_level(url: str) -> None:
+@only(MODERN)
+async def test_log_messages_come_only_at_or_above_the_requested_level(era: Era, url: str) -> None:
     heard: list[LoggingMessageNotificationParams] = []
 
     async def on_log(params: LoggingMessageNotificationParams) -> None:
@@ -385,7 +526,7 @@ async def test_log_messages_come_only_at_or_above_the_requested_level(url: str) 
 
     async with (
         asyncio.timeout(15),
-        modern(url, logging_callback=on_log, log_level="info") as client,
+        connect(era, url, logging_callback=on_log, log_level="info") as client,
     ):
         await client.call_tool("feat_log", {})
     assert [(p.level, p.data, p.logger) for p in heard] == [
@@ -393,41 +534,62 @@ async def test_log_messages_come_only_at_or_above_the_requested_level(url: str) 
         ("warning", {"said": "warning"}, "features"),
     ]
     heard.clear()
-    async with asyncio.timeout(15), modern(url, logging_callback=on_log) as client:
+    async with asyncio.timeout(15), connect(era, url, logging_callback=on_log) as client:
         await client.call_tool("feat_log", {})
     assert heard == []  # no logLevel in _meta: no notifications/message at all
 
 
-def test_without_a_log_level_the_reply_is_plain_json(url: str) -> None:
+@only(MODERN)
+def test_without_a_log_level_the_reply_is_plain_json(era: Era, url: str) -> None:
     response = post(url, request_body("tools/call", {"name": "feat_log"}))
     assert response.headers["content-type"] == "application/json"
     assert result_of(response, "tools/call")["content"][0]["text"] == "logged"
 
 
+@only(LEGACY)
+async def test_log_messages_follow_the_sessions_level(era: Era, url: str) -> None:
+    heard: list[LoggingMessageNotificationParams] = []
+
+    async def on_log(params: LoggingMessageNotificationParams) -> None:
+        heard.append(params)
+
+    async with asyncio.timeout(15), connect(era, url, logging_callback=on_log) as client:
+        await client.call_tool("feat_log", {})
+        assert heard == []  # no level set in this session yet
+        with pytest.warns(MCPDeprecationWarning):  # logging is deprecated from 2026-07-28
+            await client.set_logging_level("warning")
+        await client.call_tool("feat_log", {})
+    assert [(p.level, p.data) for p in heard] == [("warning", {"said": "warning"})]
+
+
 # ---------------------------------------------------------------- sampling and roots
 
 
-async def test_sampling_goes_to_the_client_as_an_input_request(url: str) -> None:
-    async with asyncio.timeout(15), modern(url, sampling_callback=sampler) as client:
-        result = await client.call_tool("feat_sample", {"prompt": "Hi?"})
-    assert json.loads(text_of(result)) == {"model": "test-model", "text": "echo: Hi? / Be brief."}
+async def test_sampling_and_roots_go_to_the_client(url: str, era: Era) -> None:
+    # As input requests at 2026-07-28; pushed on the call's stream in the initialize era.
+    async with asyncio.timeout(15):
+        async with connect(
+            era, url, sampling_callback=sampler, list_roots_callback=roots_lister
+        ) as asking:
+            sampled = await asking.call_tool("feat_sample", {"prompt": "Hi?"})
+            roots = await asking.call_tool("feat_roots", {})
+    assert json.loads(text_of(sampled)) == {"model": "test-model", "text": "echo: Hi? / Be brief."}
+    assert json.loads(text_of(roots)) == ["file:///work/a", "file:///work/b"]
 
 
-async def test_roots_go_to_the_client_as_an_input_request(url: str) -> None:
-    async with asyncio.timeout(15), modern(url, list_roots_callback=roots_lister) as client:
-        result = await client.call_tool("feat_roots", {})
-    assert json.loads(text_of(result)) == ["file:///work/a", "file:///work/b"]
-
-
+@only(MODERN)
 @pytest.mark.parametrize("tool, capability", [("feat_sample", "sampling"), ("feat_roots", "roots")])
-def test_sampling_and_roots_need_their_capability(url: str, tool: str, capability: str) -> None:
+def test_sampling_and_roots_need_their_capability(
+    era: Era, url: str, tool: str, capability: str
+) -> None:
     body = request_body("tools/call", {"name": tool, "arguments": {"prompt": "x"}}, caps=FORM_CAPS)
     error = error_of(post(url, body), "tools/call", 400)
     assert error["code"] == -32021
     assert error["data"] == {"requiredCapabilities": {capability: {}}}
 
 
-def test_a_sampling_round_names_its_request_and_takes_a_raw_result(url: str) -> None:
+@only(MODERN)
+def test_a_sampling_round_names_its_request_and_takes_a_raw_result(era: Era, url: str) -> None:
     caps = {"sampling": {}}
     params = {"name": "feat_sample", "arguments": {"prompt": "Raw?"}}
     first = result_of(post(url, request_body("tools/call", params, caps=caps)), "tools/call")
@@ -449,3 +611,59 @@ def test_a_sampling_round_names_its_request_and_takes_a_raw_result(url: str) -> 
     )
     done = result_of(post(url, retry), "tools/call")
     assert json.loads(done["content"][0]["text"]) == {"model": "m", "text": "ok"}
+
+
+@only(LEGACY)
+async def test_without_the_capability_sampling_and_roots_are_error_results(
+    era: Era, url: str
+) -> None:
+    async with asyncio.timeout(15), connect(era, url) as client:
+        sampled = await client.call_tool("feat_sample", {"prompt": "Hi?"})
+        roots = await client.call_tool("feat_roots", {})
+    assert sampled.is_error is True and "'sampling'" in text_of(sampled)
+    assert roots.is_error is True and "'roots'" in text_of(roots)
+
+
+# ---------------------------------------------------------------- subscriptions (initialize era)
+
+
+@only(LEGACY)
+def test_a_subscribed_resource_update_arrives_on_the_sessions_get_stream(
+    era: Era, url: str
+) -> None:
+    session, _ = legacy_initialize(url)
+    headers = legacy_headers(session)
+    touch = {"name": "feat_touch", "arguments": {"uri": "features://watched"}}
+    with http().stream("GET", url, headers={**headers, "accept": "text/event-stream"}) as stream:
+        assert stream.headers["content-type"] == "text/event-stream"
+        messages = stream_messages(stream)
+        assert session_call(url, headers, "resources/subscribe", {"uri": "features://watched"}) == {
+            "jsonrpc": "2.0",
+            "id": 9,
+            "result": {},
+        }
+        session_call(url, headers, "resources/subscribe", {"uri": "features://note"})
+        session_call(url, headers, "tools/call", touch)
+        assert next(messages) == {
+            "jsonrpc": "2.0",
+            "method": "notifications/resources/updated",
+            "params": {"uri": "features://watched"},
+        }
+        session_call(url, headers, "resources/unsubscribe", {"uri": "features://watched"})
+        session_call(url, headers, "tools/call", touch)  # no longer subscribed: nothing is sent
+        session_call(url, headers, "tools/call", {**touch, "arguments": {"uri": "features://note"}})
+        # The stream is ordered, so the next message proves the unsubscribed touch sent nothing.
+        assert next(messages)["params"] == {"uri": "features://note"}
+        assert post(url, None, headers, raw=b"").status_code == 400  # still the same session
+        http().delete(url, headers=headers)
+        assert list(messages) == []  # ending the session ends its stream
+
+
+@only(LEGACY)
+def test_subscribing_to_an_unknown_resource_is_refused(era: Era, url: str) -> None:
+    session, _ = legacy_initialize(url)
+    reply = session_call(
+        url, legacy_headers(session), "resources/subscribe", {"uri": "features://nope"}
+    )
+    assert reply["error"]["code"] == -32002
+    assert reply["error"]["data"] == {"uri": "features://nope"}

@@ -240,7 +240,7 @@ async def test_an_admins_cancel_or_expire_completes_the_task_with_their_reason(
         handle = await client.ask({"message": unique(f"Purge the CDN ({verb})?")})
         ask = ask_of(server, handle["taskId"])
         async with signed_in_http(server, admin) as staff:
-            # The row's confirmation page posts this (tests/interaction/test_admin.py drives it).
+            # The row's confirmation page posts this (tests/browser/test_admin.py drives it).
             done = await staff.client.post(
                 f"/admin/ask_mcp/ask/{uuid.UUID(ask['id'])}/{verb}/",
                 data={"csrfmiddlewaretoken": staff.csrf, "reason": "the CDN is being replaced"},
