@@ -106,6 +106,22 @@ class AskSettings:
         "questions one token's user may have waiting at once (their fair share of the capacity)",
         check="ask_mcp.E003",
     )
+    pending_asks_per_principal: int = _key(
+        "count",
+        100,
+        "asks one token's user may have pending at once on every worker together, announced to "
+        "people (inbox, URL and task asks: held, detached or in a task); a new ask past it is "
+        "refused before anyone is told ([Floods](../deploy/security.md#floods))",
+        check="ask_mcp.E003",
+    )
+    new_asks_per_minute: int = _key(
+        "count",
+        30,
+        "new asks one token's user may have announced to people in any 60 seconds, on every "
+        "worker together; asking the same again, a retry and a question the client shows "
+        "itself are never counted",
+        check="ask_mcp.E003",
+    )
     elicitation_ttl: float = _key(
         "seconds", 600, "seconds any question waits at most", check="ask_mcp.E004"
     )

@@ -1,0 +1,172 @@
+"""Floods (issue 28, items 7 to 9): one principal's asks for people bounded across workers, its sessions capped, slow bodies cut; on live servers.
+
+An agent with a token asks and disconnects in a loop, alternating two workers on PostgreSQL and
+Redis: its pending asks stop at PENDING_ASKS_PER_PRINCIPAL, the rest are refused before they
+reach anyone, and staff see the refusals counted (issue 32, item 5). Another asks new questions
+faster than NEW_ASKS_PER_MINUTE. Asking the same question again and a form the client shows
+itself are never refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import httpx2
+import pytest
+
+from tests.support import calls
+from tests.support.browser import WEB_CONFIG, add_user
+from tests.support.clients import Person, accept, authed
+from tests.support.inbox_http import page_text, signed_in_http
+from tests.support.live import LiveServer, LiveServers
+from tests.support.results import text_of
+from tests.support.shell import shell
+from tests.support.team import issue_tokens
+from tests.support.wire import assert_valid, headers_for, request_body
+from tests.support.workers import SharedWorkers, shared_workers
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
+
+FLOOD: dict[str, Any] = {
+    **WEB_CONFIG,
+    "ALLOW_ANONYMOUS_LOOPBACK": False,
+    "DETACHED_GRACE_SECONDS": 600,
+    "PENDING_ASKS_PER_PRINCIPAL": 4,
+    "NEW_ASKS_PER_MINUTE": 1000,
+}
+"""Tokens required; an ask whose call left stays pending (the grace is long), four pending asks
+per principal, and no rate to speak of (the pending limit is what this config shows)."""
+FAST: dict[str, Any] = {**FLOOD, "PENDING_ASKS_PER_PRINCIPAL": 1000, "NEW_ASKS_PER_MINUTE": 3}
+"""Three new asks for people a minute per principal, and no pending limit to speak of."""
+
+_ASK_URL = re.compile(r"/asks/([0-9a-f-]{36})/")
+
+
+async def ask_and_leave(
+    http: httpx2.AsyncClient, url: str, token: str, message: str
+) -> tuple[str, str]:
+    """user_ask from a client without forms, left as soon as its ask exists (the connection
+    drops: a detached ask). ("ask", its id), or ("refused", the tool error's text)."""
+    body = request_body(
+        "tools/call",
+        {"name": "user_ask", "arguments": {"message": message}},
+        meta={
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "looper", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "progressToken": "p",
+        },
+    )
+    headers = {**headers_for(body), "authorization": f"Bearer {token}"}
+    lines: list[str] = []
+    async with http.stream("POST", url, json=body, headers=headers) as response:
+        assert response.status_code == 200, await response.aread()
+        async for line in response.aiter_lines():
+            if found := _ASK_URL.search(line):
+                return "ask", uuid.UUID(found.group(1)).hex  # leaving closes the connection
+            lines.append(line)
+    data = [line[5:] for line in lines if line.startswith("data:")]
+    reply = assert_valid("tools/call", json.loads(data[-1] if data else "".join(lines)))
+    result = reply["result"]
+    assert result["isError"] is True, result
+    return "refused", result["content"][0]["text"]
+
+
+def asks_of(server: LiveServer, username: str) -> dict[str, str]:
+    """Every ask of `username`'s principal, by id: its status."""
+    code = (
+        "import json; from ask_mcp.models import Ask;"
+        f"print(json.dumps({{a.id.hex: a.status for a in Ask.objects.filter("
+        f"asked_by__username={username!r})}}))"
+    )
+    found: dict[str, str] = shell(server, code)
+    return found
+
+
+def refusals_of(server: LiveServer, username: str) -> list[dict[str, Any]]:
+    """`username`'s refused-ask rows: limit, count and last message each."""
+    code = (
+        "import json; from django.contrib.auth.models import User; from ask_mcp.models import "
+        "RefusedAsks; from ask_mcp.team.auth import principal_of;"
+        f"p = principal_of(User.objects.get(username={username!r}).pk);"
+        "print(json.dumps(list(RefusedAsks.objects.filter(principal=p).values("
+        "'limit', 'count', 'last_message'))))"
+    )
+    found: list[dict[str, Any]] = shell(server, code)
+    return found
+
+
+@pytest.fixture(scope="module")
+def workers(live_servers: LiveServers) -> Iterator[SharedWorkers]:
+    with shared_workers(live_servers, FLOOD) as both:
+        yield both
+
+
+async def test_asking_and_leaving_in_a_loop_on_two_workers_stops_at_the_pending_limit(
+    workers: SharedWorkers,
+) -> None:
+    token = issue_tokens(workers.a, "looper")["looper"]
+    outcomes = []
+    async with calls.client() as http, asyncio.timeout(120):
+        for n in range(8):  # alternating workers: the limit is the principal's, not a worker's
+            server = workers.servers[n % 2]
+            outcomes.append(await ask_and_leave(http, server.mcp_url, token, f"Deploy {n}?"))
+        kept = [value for kind, value in outcomes if kind == "ask"]
+        refused = [value for kind, value in outcomes if kind == "refused"]
+        assert len(kept) == 4 and len(refused) == 4, outcomes
+        assert "PENDING_ASKS_PER_PRINCIPAL" in refused[0] and "4" in refused[0]
+        # The same question again attaches to its ask: never refused, even at the limit.
+        assert await ask_and_leave(http, workers.b.mcp_url, token, "Deploy 0?") == ("ask", kept[0])
+    # The official client reads the refusal as a tool error naming the limit and its setting.
+    async with asyncio.timeout(30), authed(workers.b.mcp_url, token) as client:
+        result = await client.call_tool("user_ask", {"message": "One more?"})
+    assert result.is_error and "PENDING_ASKS_PER_PRINCIPAL" in text_of(result)
+    # A form its client shows itself notifies nobody: never refused by these limits.
+    async with asyncio.timeout(30), authed(workers.a.mcp_url, token, Person(accept(a="y"))) as c:
+        shown = await c.call_tool("user_ask", {"message": "In the client?"})
+    assert not shown.is_error, text_of(shown)
+    # Refused asks got no row (nobody was told of them): only the four kept are waiting.
+    pending = {ask for ask, status in asks_of(workers.a, "looper").items() if status == "pending"}
+    assert pending == set(kept)
+    rows = refusals_of(workers.a, "looper")
+    assert sum(row["count"] for row in rows if row["limit"] == "pending") == 5
+    assert {row["last_message"] for row in rows} <= {"Deploy 7?", "One more?"}
+
+
+async def test_new_asks_past_the_rate_are_refused_and_staff_see_them_counted(
+    live_servers: LiveServers,
+) -> None:
+    server = live_servers.get(FAST)
+    token = issue_tokens(server, "hasty")["hasty"]
+    async with calls.client() as http, asyncio.timeout(60):
+        outcomes = [
+            await ask_and_leave(http, server.mcp_url, token, f"Rename table {n}?") for n in range(4)
+        ]
+    assert [kind for kind, _ in outcomes] == ["ask", "ask", "ask", "refused"], outcomes
+    assert "NEW_ASKS_PER_MINUTE" in outcomes[3][1] and "3" in outcomes[3][1]
+    async with asyncio.timeout(30), authed(server.mcp_url, token, Person(accept(a="y"))) as client:
+        shown = await client.call_tool("user_ask", {"message": "In the client?"})
+    assert not shown.is_error, text_of(shown)
+    # Staff read the refusals in the admin (read-only) and on the dashboard.
+    staff = add_user(server, f"staff{uuid.uuid4().hex[:6]}", staff=True)
+    server.manage(
+        "shell",
+        "-c",
+        "from django.contrib.auth.models import User;"
+        f"User.objects.filter(username={staff.username!r}).update(is_superuser=True)",
+    )
+    async with signed_in_http(server, staff) as signed:
+        listing = await signed.client.get("/admin/ask_mcp/refusedasks/")
+        assert listing.status_code == 200
+        text = page_text(listing.text)
+        assert "Rename table 3?" in text and "new asks a minute (NEW_ASKS_PER_MINUTE)" in text
+        assert (await signed.client.get("/admin/ask_mcp/refusedasks/add/")).status_code == 403
+        board = await signed.client.get("/admin/ask_mcp/ask/dashboard/")
+        assert board.status_code == 200
+        shown_board = page_text(board.text)
+        assert "Refused by a limit" in shown_board and "Rename table 3?" in shown_board
