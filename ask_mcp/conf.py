@@ -111,7 +111,7 @@ class AskSettings:
         100,
         "asks one token's user may have pending at once on every worker together, announced to "
         "people (inbox, URL and task asks: held, detached or in a task); a new ask past it is "
-        "refused before anyone is told ([Floods](../deploy/security.md#floods))",
+        "refused before anyone is told ([Security](../deploy/security.md))",
         check="ask_mcp.E003",
     )
     new_asks_per_minute: int = _key(

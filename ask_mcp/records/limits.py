@@ -142,7 +142,12 @@ def count_refused(principal: str, limit: str, message: str, at: dt.datetime) -> 
     try:
         with transaction.atomic():
             RefusedAsks.objects.create(
-                principal=principal, limit=limit, minute=minute, count=1, last_message=text, last_at=at
+                principal=principal,
+                limit=limit,
+                minute=minute,
+                count=1,
+                last_message=text,
+                last_at=at,
             )
     except IntegrityError:  # another worker made the minute's row first
         mine.update(count=F("count") + 1, last_message=text, last_at=at)
