@@ -178,6 +178,13 @@ class AskSettings:
         "an initialize-era session with no request for this long ends, cancelling its calls",
         check="ask_mcp.E004",
     )
+    sessions_per_principal: int = _key(
+        "count",
+        32,
+        "initialize-era sessions one token's user may hold on every worker together; opening "
+        "one more ends their session idle longest",
+        check="ask_mcp.E003",
+    )
     allow_anonymous_loopback: bool = _key(
         "flag",
         False,

@@ -392,7 +392,15 @@ class LegacySessionRecord(models.Model):
 
     class Meta:
         verbose_name = "legacy MCP session"
-        indexes = [models.Index(fields=["ended_at", "last_seen_at"])]
+        indexes = [
+            models.Index(fields=["ended_at", "last_seen_at"]),
+            # A principal's sessions, idle longest last: what SESSIONS_PER_PRINCIPAL counts.
+            models.Index(
+                fields=["principal", "last_seen_at"],
+                name="session_principal_seen",
+                condition=~models.Q(principal=""),
+            ),
+        ]
 
     def __str__(self) -> str:
         name = (self.client_info or {}).get("name", "client")

@@ -23,11 +23,18 @@ from tests.support import calls
 from tests.support.browser import WEB_CONFIG, add_user
 from tests.support.clients import Person, accept, authed
 from tests.support.inbox_http import page_text, signed_in_http
-from tests.support.live import LiveServer, LiveServers
+from tests.support.live import PROBE_CONFIG, LiveServer, LiveServers
 from tests.support.results import text_of
 from tests.support.shell import shell
 from tests.support.team import issue_tokens
-from tests.support.wire import assert_valid, headers_for, request_body
+from tests.support.wire import (
+    LEGACY_HEADERS,
+    assert_valid,
+    headers_for,
+    legacy_headers,
+    post,
+    request_body,
+)
 from tests.support.workers import SharedWorkers, shared_workers
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -170,3 +177,68 @@ async def test_new_asks_past_the_rate_are_refused_and_staff_see_them_counted(
         assert board.status_code == 200
         shown_board = page_text(board.text)
         assert "Refused by a limit" in shown_board and "Rename table 3?" in shown_board
+
+
+# ---------------------------------------------------------------- initialize-era sessions
+
+SESSIONS: dict[str, Any] = {
+    **PROBE_CONFIG,
+    "ALLOW_ANONYMOUS_LOOPBACK": False,
+    "SESSIONS_PER_PRINCIPAL": 3,
+}
+"""Tokens required, three initialize-era sessions per principal."""
+DECLARED = {
+    "elicitation": {"form": {"extra": "x" * 1000}},
+    "roots": {"listChanged": True},
+    "experimental": {f"k{n:04d}": [n] * 10 for n in range(150)},
+}
+"""What a client declares: about 10 KB of JSON, nearly all of it nothing the server reads."""
+
+
+def open_session(server: LiveServer, token: str) -> str:
+    body = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": DECLARED,
+            "clientInfo": {"name": "opener", "version": "1", "padding": "p" * 2000},
+        },
+    }
+    response = post(server.mcp_url, body, {**LEGACY_HEADERS, "authorization": f"Bearer {token}"})
+    assert response.status_code == 200, response.text
+    return response.headers["mcp-session-id"]
+
+
+async def test_one_token_holds_at_most_its_sessions_each_keeping_only_what_the_server_reads(
+    live_servers: LiveServers,
+) -> None:
+    server = live_servers.get(SESSIONS)
+    token = issue_tokens(server, "opener")["opener"]
+    opened = [open_session(server, token) for _ in range(5)]
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    auth = {"authorization": f"Bearer {token}"}
+    statuses = [
+        post(server.mcp_url, ping, {**legacy_headers(each), **auth}).status_code for each in opened
+    ]
+    assert statuses == [404, 404, 200, 200, 200]  # the idle longest went first
+    code = (
+        "import json; from ask_mcp.models import LegacySessionRecord as R;"
+        "print(json.dumps(list(R.objects.filter(principal__startswith='user:').values("
+        "'id', 'capabilities', 'client_info'))))"
+    )
+    rows = shell(server, code)
+    assert {row["id"] for row in rows} == set(opened[2:])
+    assert all(
+        row["capabilities"] == {"elicitation": {"form": {}}, "roots": {}, "experimental": {}}
+        and row["client_info"] == {"name": "opener", "version": "1"}
+        for row in rows
+    )
+    # The official client, on the initialize era with the same token, still asks and is answered.
+    async with (
+        asyncio.timeout(30),
+        authed(server.mcp_url, token, Person(accept(answer="yes")), mode="legacy") as client,
+    ):
+        result = await client.call_tool("user_ask", {"message": "Still here?"})
+    assert not result.is_error and json.loads(text_of(result)) == {"answer": "yes"}
