@@ -153,10 +153,28 @@ class AskSettings:
         "under daphne: a connection whose request headers do not complete this soon gets 408",
         check="ask_mcp.E004",
     )
+    # 20 s, as for headers: a body on loopback or a LAN arrives in well under a second; and at
+    # least 16 KiB/s after that, so a 1 MiB body (MAX_BODY_BYTES) may take 20 + 64 s.
+    body_timeout_seconds: float = _key(
+        "seconds",
+        20.0,
+        "a request body must arrive within this many seconds of its headers, plus a second per "
+        "`BODY_MIN_BYTES_PER_SECOND` bytes it sent, or it gets 408 (under daphne in its HTTP "
+        "layer, under uvicorn in the application)",
+        check="ask_mcp.E004",
+    )
+    body_min_bytes_per_second: int = _key(
+        "count",
+        16 * 1024,
+        "the slowest a request body may arrive after its first `BODY_TIMEOUT_SECONDS`",
+        check="ask_mcp.E003",
+    )
     max_connections_per_address: int = _key(
         "count",
         512,
-        "under daphne: connections one client address may hold at once (loopback counts as one)",
+        "under daphne: connections one client address may hold at once (loopback counts as one); "
+        "one more cuts that address's connection still sending its request longest, else gets "
+        "503",
         check="ask_mcp.E003",
     )
     allowed_origins: tuple[str, ...] = _key(

@@ -36,8 +36,9 @@ from __future__ import annotations
 
 import datetime as dt
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, F, Q
@@ -97,7 +98,7 @@ def _lock(principal: str) -> None:
             cursor.execute("SELECT pg_advisory_xact_lock(%s)", [zlib.crc32(principal.encode())])
 
 
-def refusal(row: dict[str, object], now: dt.datetime) -> Refusal | None:
+def refusal(row: Mapping[str, Any], now: dt.datetime) -> Refusal | None:
     """Why the new ask `row` may not be created now, or None (in open_ask's transaction).
 
     A row whose attach key names a live ask of the same principal is not new: it attaches, and

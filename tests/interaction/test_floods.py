@@ -12,6 +12,8 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import socket
+import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -23,7 +25,7 @@ from tests.support import calls
 from tests.support.browser import WEB_CONFIG, add_user
 from tests.support.clients import Person, accept, authed
 from tests.support.inbox_http import page_text, signed_in_http
-from tests.support.live import PROBE_CONFIG, LiveServer, LiveServers
+from tests.support.live import PROBE_CONFIG, SECURED, LiveServer, LiveServers
 from tests.support.results import text_of
 from tests.support.shell import shell
 from tests.support.team import issue_tokens
@@ -37,7 +39,8 @@ from tests.support.wire import (
 )
 from tests.support.workers import SharedWorkers, shared_workers
 
-pytestmark = pytest.mark.asyncio(loop_scope="session")
+session_loop = pytest.mark.asyncio(loop_scope="session")
+"""The live servers' clients share the session's event loop."""
 
 FLOOD: dict[str, Any] = {
     **WEB_CONFIG,
@@ -114,6 +117,7 @@ def workers(live_servers: LiveServers) -> Iterator[SharedWorkers]:
         yield both
 
 
+@session_loop
 async def test_asking_and_leaving_in_a_loop_on_two_workers_stops_at_the_pending_limit(
     workers: SharedWorkers,
 ) -> None:
@@ -145,6 +149,7 @@ async def test_asking_and_leaving_in_a_loop_on_two_workers_stops_at_the_pending_
     assert {row["last_message"] for row in rows} <= {"Deploy 7?", "One more?"}
 
 
+@session_loop
 async def test_new_asks_past_the_rate_are_refused_and_staff_see_them_counted(
     live_servers: LiveServers,
 ) -> None:
@@ -211,6 +216,7 @@ def open_session(server: LiveServer, token: str) -> str:
     return response.headers["mcp-session-id"]
 
 
+@session_loop
 async def test_one_token_holds_at_most_its_sessions_each_keeping_only_what_the_server_reads(
     live_servers: LiveServers,
 ) -> None:
@@ -242,3 +248,87 @@ async def test_one_token_holds_at_most_its_sessions_each_keeping_only_what_the_s
     ):
         result = await client.call_tool("user_ask", {"message": "Still here?"})
     assert not result.is_error and json.loads(text_of(result)) == {"answer": "yes"}
+
+
+# ---------------------------------------------------------------- slow bodies
+
+SLOW: dict[str, Any] = {
+    **SECURED,
+    "BODY_TIMEOUT_SECONDS": 2.0,
+    "BODY_MIN_BYTES_PER_SECOND": 1000,
+    "MAX_CONNECTIONS_PER_ADDRESS": 8,
+}
+"""A body gets 2 s, then must average 1,000 bytes a second; eight connections per address."""
+SLOW_HEAD = (
+    b"POST /accounts/login/ HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+    b"Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 200\r\n\r\n"
+)
+"""Complete headers of a 200-byte form post: Django reads a body whole before any view runs."""
+WAIT = 15.0
+"""The longest one read waits."""
+
+
+def slow_sender(server: LiveServer) -> socket.socket:
+    host, port = server.base_url.removeprefix("http://").split(":")
+    sock = socket.create_connection((host, int(port)), timeout=WAIT)
+    sock.sendall(SLOW_HEAD + b"u")
+    return sock
+
+
+def trickle_until_answered(sock: socket.socket, pause: float) -> bytes:
+    """One body byte per `pause` seconds (each bounded wait for an answer paces the next), for
+    at most WAIT seconds; everything the server answered."""
+    sock.settimeout(pause)
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline:
+        try:
+            answer = sock.recv(65536)
+        except TimeoutError:
+            sock.sendall(b"u")
+            continue
+        sock.settimeout(WAIT)
+        while chunk := sock.recv(65536):
+            answer += chunk
+        return answer
+    raise AssertionError(f"still reading a body trickled for {WAIT} s")
+
+
+def served(server: LiveServer) -> int:
+    return httpx2.get(server.base_url + "/health/live", timeout=WAIT).status_code
+
+
+@pytest.mark.parametrize("kind", ["daphne", "uvicorn"])
+def test_a_body_trickled_one_byte_at_a_time_is_cut_and_others_are_served(
+    live_servers: LiveServers, kind: str
+) -> None:
+    server = (
+        live_servers.get(SLOW) if kind == "daphne" else live_servers.start(SLOW, server="uvicorn")
+    )
+    try:
+        started = time.monotonic()
+        slow = [slow_sender(server) for _ in range(8)]  # every place of the address (daphne)
+        try:
+            # Another local client (nginx, a person's browser) is served meanwhile: under daphne
+            # the connection sending its request longest makes room, told why.
+            assert served(server) == 200
+            if kind == "daphne":
+                first = slow.pop(0)
+                first.settimeout(WAIT)
+                cut = first.recv(65536)
+                assert cut.startswith(b"HTTP/1.1 408") and b"MAX_CONNECTIONS_PER_ADDRESS" in cut
+                first.close()
+            answer = trickle_until_answered(slow[0], 0.5)
+        finally:
+            for sock in slow:
+                sock.close()
+        took = time.monotonic() - started
+        assert answer.split(b" ", 2)[1] == b"408", answer
+        assert answer.partition(b"\r\n\r\n")[2] == (
+            b"Request Timeout: the request's body did not arrive within 2 s plus 1 s per 1000 "
+            b"bytes sent (ASK_MCP['BODY_TIMEOUT_SECONDS'], ASK_MCP['BODY_MIN_BYTES_PER_SECOND'])\n"
+        )
+        assert took < WAIT, took  # a bound, not a speed: without a deadline it never ends
+        assert served(server) == 200
+    finally:
+        if kind == "uvicorn":
+            live_servers.stop(server)
