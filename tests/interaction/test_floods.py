@@ -164,6 +164,27 @@ async def test_new_asks_past_the_rate_are_refused_and_staff_see_them_counted(
     async with asyncio.timeout(30), authed(server.mcp_url, token, Person(accept(a="y"))) as client:
         shown = await client.call_tool("user_ask", {"message": "In the client?"})
     assert not shown.is_error, text_of(shown)
+    # Questions shown in the client past the table's share (16) are refused, and counted too.
+    auth = {"authorization": f"Bearer {token}"}
+    async with calls.client() as http, asyncio.timeout(60):
+        rounds = await asyncio.gather(
+            *(
+                calls.rpc(
+                    http, server.mcp_url, calls.call_body("user_ask", {"message": f"{n}?"}), auth
+                )
+                for n in range(20)
+            )
+        )
+    results = [reply["result"] for _, reply in rounds]
+    assert sum(1 for result in results if result.get("isError")) == 4
+    # The table's refusals are counted off the hot path (the recorder's next batch): poll.
+    deadline = time.monotonic() + WAIT
+    while (counted := {row["limit"]: row["count"] for row in refusals_of(server, "hasty")}) != {
+        "rate": 1,
+        "share": 4,
+    } and time.monotonic() < deadline:
+        pass  # each look is a manage.py run: a second or two
+    assert counted == {"rate": 1, "share": 4}
     # Staff read the refusals in the admin (read-only) and on the dashboard.
     staff = add_user(server, f"staff{uuid.uuid4().hex[:6]}", staff=True)
     server.manage(
@@ -182,6 +203,7 @@ async def test_new_asks_past_the_rate_are_refused_and_staff_see_them_counted(
         assert board.status_code == 200
         shown_board = page_text(board.text)
         assert "Refused by a limit" in shown_board and "Rename table 3?" in shown_board
+        assert "share of the table (ELICITATION_PER_PRINCIPAL)" in shown_board
 
 
 # ---------------------------------------------------------------- initialize-era sessions
