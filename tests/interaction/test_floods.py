@@ -28,6 +28,7 @@ from tests.support.inbox_http import page_text, signed_in_http
 from tests.support.live import PROBE_CONFIG, SECURED, LiveServer, LiveServers
 from tests.support.results import text_of
 from tests.support.shell import shell
+from tests.support.tasks import TaskClient
 from tests.support.team import issue_tokens
 from tests.support.wire import (
     LEGACY_HEADERS,
@@ -122,6 +123,8 @@ async def test_asking_and_leaving_in_a_loop_on_two_workers_stops_at_the_pending_
     workers: SharedWorkers,
 ) -> None:
     token = issue_tokens(workers.a, "looper")["looper"]
+    tasks = TaskClient(workers.a.mcp_url, token)
+    task = await tasks.ask({"message": "Ship it?"})  # a task's ask counts too
     outcomes = []
     async with calls.client() as http, asyncio.timeout(120):
         for n in range(8):  # alternating workers: the limit is the principal's, not a worker's
@@ -129,7 +132,7 @@ async def test_asking_and_leaving_in_a_loop_on_two_workers_stops_at_the_pending_
             outcomes.append(await ask_and_leave(http, server.mcp_url, token, f"Deploy {n}?"))
         kept = [value for kind, value in outcomes if kind == "ask"]
         refused = [value for kind, value in outcomes if kind == "refused"]
-        assert len(kept) == 4 and len(refused) == 4, outcomes
+        assert len(kept) == 3 and len(refused) == 5, outcomes
         assert "PENDING_ASKS_PER_PRINCIPAL" in refused[0] and "4" in refused[0]
         # The same question again attaches to its ask: never refused, even at the limit.
         assert await ask_and_leave(http, workers.b.mcp_url, token, "Deploy 0?") == ("ask", kept[0])
@@ -137,16 +140,30 @@ async def test_asking_and_leaving_in_a_loop_on_two_workers_stops_at_the_pending_
     async with asyncio.timeout(30), authed(workers.b.mcp_url, token) as client:
         result = await client.call_tool("user_ask", {"message": "One more?"})
     assert result.is_error and "PENDING_ASKS_PER_PRINCIPAL" in text_of(result)
+    # A new task is refused as well; reading and answering the task already made never are.
+    other = TaskClient(workers.b.mcp_url, token)
+    status, reply = await other.rpc(
+        "tools/call", {"name": "user_ask", "arguments": {"message": "Another task?"}}
+    )
+    assert status == 200 and reply["result"]["isError"] is True, reply
+    assert "PENDING_ASKS_PER_PRINCIPAL" in reply["result"]["content"][0]["text"]
+    read = await other.get(task["taskId"])
+    assert read["status"] == "input_required", read
+    (key,) = read["inputRequests"]
+    await other.update(task["taskId"], {key: {"action": "accept", "content": {"answer": "y"}}})
     # A form its client shows itself notifies nobody: never refused by these limits.
     async with asyncio.timeout(30), authed(workers.a.mcp_url, token, Person(accept(a="y"))) as c:
         shown = await c.call_tool("user_ask", {"message": "In the client?"})
     assert not shown.is_error, text_of(shown)
-    # Refused asks got no row (nobody was told of them): only the four kept are waiting.
+    # Refused asks got no row (nobody was told of them): only the three kept are waiting.
     pending = {ask for ask, status in asks_of(workers.a, "looper").items() if status == "pending"}
     assert pending == set(kept)
     rows = refusals_of(workers.a, "looper")
-    assert sum(row["count"] for row in rows if row["limit"] == "pending") == 5
-    assert {row["last_message"] for row in rows} <= {"Deploy 7?", "One more?"}
+    assert sum(row["count"] for row in rows if row["limit"] == "pending") == 7
+    assert {row["last_message"] for row in rows} <= {"Deploy 7?", "One more?", "Another task?"}
+    # The task's answered ask freed its place: a new question is put to people again.
+    async with calls.client() as http, asyncio.timeout(30):
+        assert (await ask_and_leave(http, workers.b.mcp_url, token, "Next?"))[0] == "ask"
 
 
 @session_loop
