@@ -9,9 +9,9 @@ stops sending is cut however much it sent before.
 
 Under daphne the guard's channel holds it (:mod:`ask_mcp.transports.guard`), before the
 application sees the request. Under any other server (uvicorn) :class:`BodyDeadline` wraps the
-application: each wait for the next piece of the body is bounded by the same deadline, and a
-body that misses it gets `408` with `Connection: close` (the server then closes the
-connection, its body unread); the application reads a disconnect.
+application: a timer holds the same deadline while it waits for the body, and a body that
+misses it gets `408` with `Connection: close` (the server then closes the connection, its body
+unread, and the application's wait ends); the application reads a disconnect.
 """
 
 from __future__ import annotations
@@ -63,13 +63,30 @@ class BodyDeadline:
 
 
 class _Reading:
-    """One request's body as it arrives: how much, since when, and whether it was cut."""
+    """One request's body as it arrives: how much, since when, and whether it was cut.
 
-    __slots__ = ("_receive", "_send", "cut", "done", "responded", "seen", "started")
+    One timer per request watches the deadline, armed on the first wait for the body and
+    re-armed when bytes moved it: a timeout around every wait cost more than the request's own
+    handling on the MRTR path, where (under daphne) the first wait returns the whole body.
+    """
+
+    __slots__ = (
+        "_cutting",
+        "_receive",
+        "_send",
+        "_timer",
+        "cut",
+        "done",
+        "responded",
+        "seen",
+        "started",
+    )
 
     def __init__(self, receive: Receive, send: Send) -> None:
         self._receive = receive
         self._send = send
+        self._timer: asyncio.TimerHandle | None = None
+        self._cutting: asyncio.Task[None] | None = None  # held: a task nobody holds may vanish
         self.started = time.monotonic()
         self.seen = 0
         self.done = False
@@ -79,25 +96,38 @@ class _Reading:
     async def receive(self) -> Message:
         if self.done:
             return await self._receive()
-        left = body_deadline(self.started, self.seen) - time.monotonic()
-        try:
-            async with asyncio.timeout(max(0.0, left)):
-                message = await self._receive()
-        except TimeoutError:
-            await self._too_slow()
+        if self._timer is None:
+            self._arm()
+        message = await self._receive()
+        if self.cut:
             return {"type": "http.disconnect"}
         if message["type"] == "http.request":
             self.seen += len(message.get("body", b""))
             self.done = not message.get("more_body", False)
         else:
             self.done = True
+        if self.done and self._timer is not None:
+            self._timer.cancel()
         return message
 
-    async def _too_slow(self) -> None:
-        self.done = self.cut = True
-        if self.responded:
+    def _arm(self) -> None:
+        loop = asyncio.get_running_loop()
+        delay = body_deadline(self.started, self.seen) - time.monotonic()
+        self._timer = loop.call_later(max(0.0, delay), self._due)
+
+    def _due(self) -> None:
+        """The deadline as it stood when armed: re-armed if bytes since moved it, else cut."""
+        if self.done:
             return
-        self.responded = True
+        if body_deadline(self.started, self.seen) > time.monotonic():
+            self._arm()
+            return
+        self.done = self.cut = True
+        if not self.responded:  # the server closes the connection after it: the wait ends
+            self.responded = True
+            self._cutting = asyncio.get_running_loop().create_task(self._too_slow())
+
+    async def _too_slow(self) -> None:
         body = too_slow_text()
         await self._send(
             {
