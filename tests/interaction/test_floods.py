@@ -167,6 +167,24 @@ async def test_asking_and_leaving_in_a_loop_on_two_workers_stops_at_the_pending_
 
 
 @session_loop
+async def test_asks_at_once_on_two_workers_never_pass_the_pending_limit(
+    workers: SharedWorkers,
+) -> None:
+    token = issue_tokens(workers.a, "racer")["racer"]
+    async with calls.client() as http, asyncio.timeout(120):
+        outcomes = await asyncio.gather(
+            *(
+                ask_and_leave(http, workers.servers[n % 2].mcp_url, token, f"Race {n}?")
+                for n in range(10)
+            )
+        )
+    # Both workers count in the same record, one new ask of a principal at a time.
+    assert [kind for kind, _ in outcomes].count("ask") == 4, outcomes
+    pending = [status for status in asks_of(workers.a, "racer").values() if status == "pending"]
+    assert len(pending) == 4
+
+
+@session_loop
 async def test_new_asks_past_the_rate_are_refused_and_staff_see_them_counted(
     live_servers: LiveServers,
 ) -> None:
