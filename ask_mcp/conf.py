@@ -106,6 +106,22 @@ class AskSettings:
         "questions one token's user may have waiting at once (their fair share of the capacity)",
         check="ask_mcp.E003",
     )
+    pending_asks_per_principal: int = _key(
+        "count",
+        100,
+        "asks one token's user may have pending at once on every worker together, announced to "
+        "people (inbox, URL and task asks: held, detached or in a task); a new ask past it is "
+        "refused before anyone is told ([Security](../deploy/security.md))",
+        check="ask_mcp.E003",
+    )
+    new_asks_per_minute: int = _key(
+        "count",
+        30,
+        "new asks one token's user may have announced to people in any 60 seconds, on every "
+        "worker together; asking the same again, a retry and a question the client shows "
+        "itself are never counted",
+        check="ask_mcp.E003",
+    )
     elicitation_ttl: float = _key(
         "seconds", 600, "seconds any question waits at most", check="ask_mcp.E004"
     )
@@ -137,10 +153,28 @@ class AskSettings:
         "under daphne: a connection whose request headers do not complete this soon gets 408",
         check="ask_mcp.E004",
     )
+    # 20 s, as for headers: a body on loopback or a LAN arrives in well under a second; and at
+    # least 16 KiB/s after that, so a 1 MiB body (MAX_BODY_BYTES) may take 20 + 64 s.
+    body_timeout_seconds: float = _key(
+        "seconds",
+        20.0,
+        "a request body must arrive within this many seconds of its headers, plus a second per "
+        "`BODY_MIN_BYTES_PER_SECOND` bytes it sent, or it gets 408 (under daphne in its HTTP "
+        "layer, under uvicorn in the application)",
+        check="ask_mcp.E004",
+    )
+    body_min_bytes_per_second: int = _key(
+        "count",
+        16 * 1024,
+        "the slowest a request body may arrive after its first `BODY_TIMEOUT_SECONDS`",
+        check="ask_mcp.E003",
+    )
     max_connections_per_address: int = _key(
         "count",
         512,
-        "under daphne: connections one client address may hold at once (loopback counts as one)",
+        "under daphne: connections one client address may hold at once (loopback counts as one); "
+        "one more cuts that address's connection still sending its request longest, else gets "
+        "503",
         check="ask_mcp.E003",
     )
     allowed_origins: tuple[str, ...] = _key(
@@ -161,6 +195,13 @@ class AskSettings:
         3600,
         "an initialize-era session with no request for this long ends, cancelling its calls",
         check="ask_mcp.E004",
+    )
+    sessions_per_principal: int = _key(
+        "count",
+        32,
+        "initialize-era sessions one token's user may hold on every worker together; opening "
+        "one more ends their session idle longest",
+        check="ask_mcp.E003",
     )
     allow_anonymous_loopback: bool = _key(
         "flag",

@@ -3,8 +3,9 @@
 :func:`build_application` is the one place it is assembled; `askserver/asgi.py`, `manage.py
 ask_mcp`, `ask-mcp` and a project that embeds the app all call it (or mount the two pattern
 lists below in their own router). It also wraps the whole in :func:`ask_mcp.runtime.lifecycle`,
-the one place the background work starts. Import this module after `get_asgi_application()`:
-the consumers need the app registry.
+the one place the background work starts, and in
+:class:`~ask_mcp.transports.deadlines.BodyDeadline` (uvicorn has no deadline for a body). Import this module after
+`get_asgi_application()`: the consumers need the app registry.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 from django.urls import path
 
+from ask_mcp.transports.deadlines import BodyDeadline
 from ask_mcp.transports.health import LIVE, READY
 from ask_mcp.transports.http import McpEndpoint
 from ask_mcp.transports.metrics import MetricsEndpoint
@@ -52,7 +54,7 @@ def build_application(django_application: Any = None) -> Any:
     from ask_mcp.web.static import StaticFiles
 
     django_app = django_application or get_asgi_application()
-    return lifecycle(
+    application = lifecycle(
         ProtocolTypeRouter(
             {
                 "http": URLRouter(
@@ -66,3 +68,8 @@ def build_application(django_application: Any = None) -> Any:
             }
         )
     )
+    # uvicorn has no body deadline: the application holds it. Under daphne its HTTP layer holds
+    # it first (transports.guard) and the body is whole before the application runs, so each
+    # wait here returns at once. (daphne's modules are imported under uvicorn too, by the
+    # channels app: which server runs cannot be told from them.)
+    return BodyDeadline(application)

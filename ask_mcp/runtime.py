@@ -67,7 +67,12 @@ def get_sessions() -> LegacySessions:
     relay = server.table.relay
     if not isinstance(relay, ChannelRelay):
         raise RuntimeError("initialize-era sessions need CHANNEL_LAYERS['default']")
-    sessions = LegacySessions(relay, idle_seconds=conf.values().session_idle_seconds)
+    values = conf.values()
+    sessions = LegacySessions(
+        relay,
+        idle_seconds=values.session_idle_seconds,
+        per_principal=values.sessions_per_principal,
+    )
     server.add_resource_listener(sessions.resource_updated)  # subscribed sessions hear of changes
     return sessions
 

@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 ROOT = Path(__file__).resolve().parents[1]
 VENV = ROOT / ".venv" / "bin"
@@ -71,6 +71,10 @@ def rss_kb(pid: int) -> int:
     raise RuntimeError("no VmRSS")
 
 
+BENCH_LIMIT: Final = 1_000_000
+"""PENDING_ASKS_PER_PRINCIPAL and NEW_ASKS_PER_MINUTE for the bench's token: no load reaches them."""
+
+
 class Askserver:
     """The product with a fresh SQLite database, a user and a token."""
 
@@ -96,6 +100,12 @@ class Askserver:
             "ASKSERVER_SECRET_KEY": "bench-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz",
             "ASKSERVER_LOG_LEVEL": "WARNING",
             "ASKSERVER_BENCH_CONFIG": json.dumps(ask_mcp or {}),
+            # One token drives every suite at full speed (thousands of inbox asks a minute):
+            # the flood limits are set past any suite's load so no throughput run is refused.
+            # As variables, not BENCH_CONFIG keys: a checkout from before them (bench.compare)
+            # ignores a variable it does not know, but would refuse an unknown ASK_MCP key.
+            "ASKSERVER_PENDING_ASKS_PER_PRINCIPAL": str(BENCH_LIMIT),
+            "ASKSERVER_NEW_ASKS_PER_MINUTE": str(BENCH_LIMIT),
         }
         if database_url:
             self.env["DATABASE_URL"] = database_url

@@ -14,7 +14,8 @@ from ask_mcp.records import stats
 
 
 def dashboard(request: HttpRequest, site: AdminSite, opts: Any) -> TemplateResponse:
-    """Charts of the last days' asks: per day by outcome, time to answer, rates per token."""
+    """Charts of the last days' asks: per day by outcome, time to answer, rates per token; the
+    longest waiting and the asks refused by a limit."""
     days = stats.daily()
     median, p90 = stats.answer_times()
     context = {
@@ -30,5 +31,6 @@ def dashboard(request: HttpRequest, site: AdminSite, opts: Any) -> TemplateRespo
         "times_chart": charts.time_to_answer(days),
         "rates_chart": charts.rates_per_token(stats.per_token()),
         "waiting": stats.waiting_longest(),
+        "refused": stats.refused(),
     }
     return TemplateResponse(request, "admin/ask_mcp/dashboard.html", context)

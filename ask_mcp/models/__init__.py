@@ -216,6 +216,18 @@ class Ask(models.Model):
                 name="ask_answered_by",
                 condition=models.Q(answered_by__isnull=False),
             ),
+            # What the flood limits count when an ask is created (ask_mcp.records.limits): one
+            # principal's pending asks, and its asks of the last minute.
+            models.Index(
+                fields=["principal"],
+                name="ask_principal_pending",
+                condition=models.Q(status="pending") & ~models.Q(principal=""),
+            ),
+            models.Index(
+                fields=["principal", "created"],
+                name="ask_principal_created",
+                condition=~models.Q(principal=""),
+            ),
             # The asks of one credential (a token's rates on the dashboard), where there is one.
             models.Index(
                 fields=["credential_kind", "credential_id"],
@@ -380,7 +392,15 @@ class LegacySessionRecord(models.Model):
 
     class Meta:
         verbose_name = "legacy MCP session"
-        indexes = [models.Index(fields=["ended_at", "last_seen_at"])]
+        indexes = [
+            models.Index(fields=["ended_at", "last_seen_at"]),
+            # A principal's sessions, idle longest last: what SESSIONS_PER_PRINCIPAL counts.
+            models.Index(
+                fields=["principal", "last_seen_at"],
+                name="session_principal_seen",
+                condition=~models.Q(principal=""),
+            ),
+        ]
 
     def __str__(self) -> str:
         name = (self.client_info or {}).get("name", "client")
@@ -517,6 +537,37 @@ class Task(models.Model):
         return f"task {self.id[:8]} of {self.tool} ({self.status})"
 
 
+class RefusedAsks(models.Model):
+    """How many asks one principal had refused by one limit in one minute, and the last one's message."""
+
+    class Limit(models.TextChoices):
+        CAPACITY = "capacity", "the table is full (ELICITATION_CAPACITY)"
+        SHARE = "share", "share of the table (ELICITATION_PER_PRINCIPAL)"
+        PENDING = "pending", "pending asks (PENDING_ASKS_PER_PRINCIPAL)"
+        RATE = "rate", "new asks a minute (NEW_ASKS_PER_MINUTE)"
+
+    principal = models.CharField(max_length=200, blank=True)
+    limit = models.CharField(max_length=16, choices=Limit.choices)
+    minute = models.DateTimeField(help_text="The minute the refusals fell in (UTC, seconds cut).")
+    count = models.PositiveIntegerField(default=0)
+    last_message = models.TextField(blank=True, default="")
+    last_at = models.DateTimeField()
+
+    class Meta:
+        verbose_name = "refused asks"
+        verbose_name_plural = "refused asks"
+        ordering = ["-minute"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["principal", "limit", "minute"], name="refusedasks_one_row"
+            )
+        ]
+        indexes = [models.Index(fields=["minute"], name="refusedasks_minute")]
+
+    def __str__(self) -> str:
+        return f"{self.count} refused ({self.limit}) for {self.principal or 'anonymous'}"
+
+
 # How people are reached (issue 19's rows) live in their own module; imported here so Django
 # registers them with the app (last: they refer to the models above).
 from ask_mcp.models.reach import AskReach, Delivery, Escalation, ReachPreference  # noqa: E402
@@ -534,6 +585,7 @@ __all__ = [
     "Escalation",
     "LegacySessionRecord",
     "ReachPreference",
+    "RefusedAsks",
     "Task",
     "Webhook",
     "WebhookDelivery",

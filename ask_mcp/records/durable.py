@@ -5,7 +5,8 @@ Three statements sequences, each run on the recorder's writer thread in one tran
 - :func:`open_ask`: a question for the browser (inbox or URL page) gets its row, unless a call
   asking the same (its attach key) left an ask pending, or decided and not yet collected: then
   the call attaches to that ask instead, and no second card appears. Two identical calls at once
-  race on the key's unique index; the loser attaches to the winner's ask.
+  race on the key's unique index; the loser attaches to the winner's ask. A new ask past one of
+  its principal's flood limits (:mod:`ask_mcp.records.limits`) gets no row at all.
 - :func:`decide_ask`: a call finished from the record (its parked handler is gone) decides the
   ask with its reply, conditionally, and collects the decision; a decision made first (an admin,
   a person on the ask's page) and not yet collected is what it takes instead; one already
@@ -28,7 +29,7 @@ from django.db import connection, transaction
 
 from ask_mcp.models import DECIDED, Ask, AskEvent, event_for_status
 from ask_mcp.protocol.forms import REASON_KEY
-from ask_mcp.records import sql
+from ask_mcp.records import limits, sql
 from ask_mcp.records.choices import STATUS_FOR_ACTION
 from ask_mcp.server.errors import ElicitationTimedOut, QuestionNoLongerWaiting
 from ask_mcp.server.request_state import InvalidState
@@ -47,6 +48,8 @@ class Opened:
     """The worker that held the ask before (its calls are passed the settlement on)."""
     settled: Mapping[str, Any] | None = None
     """The decision waiting for a call, when the ask was decided and not collected."""
+    refused: limits.Refusal | None = None
+    """The flood limit that refused a new ask (it has no row: nobody was told of it)."""
 
 
 def _reply(status: str, answer: Any, reason: str = "") -> dict[str, Any]:
@@ -78,6 +81,9 @@ def open_ask(row: Mapping[str, Any], now: dt.datetime) -> Opened:
     """The ask a browser question is: a new row, or the one a call asking the same left."""
     key = row["attach_key"]
     with transaction.atomic():
+        if (refused := limits.refusal(row, now)) is not None:
+            limits.count_refused(row["principal"], refused.limit, row["message"], now)
+            return Opened(row["id"].hex, refused=refused)
         for _ in range(3):  # a key freed or taken meanwhile: look again, a bounded few times
             if _insert(row):
                 return _created(row)

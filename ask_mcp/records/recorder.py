@@ -32,7 +32,7 @@ from django.db import connection
 from ask_mcp.models import Ask, storable
 from ask_mcp.ops import metrics
 from ask_mcp.protocol.forms import ElicitResult, read_settled
-from ask_mcp.records import durable, sql
+from ask_mcp.records import durable, limits, sql
 from ask_mcp.records.choices import ROUTES
 from ask_mcp.records.events import ENDED, announce
 from ask_mcp.records.sql import TRANSIENT, Close
@@ -78,7 +78,19 @@ class _Barrier:
     done: asyncio.Future[None]
 
 
-_Op = _Insert | Close | _Barrier
+@dataclass(slots=True)
+class _Refused:
+    """An ask the table refused, to count on its principal's row for the limit and minute."""
+
+    principal: str
+    limit: str
+    message: str
+    at: dt.datetime
+
+
+_Change = _Insert | Close | _Refused
+"""What the writer writes."""
+_Op = _Change | _Barrier
 """What the writer's queue holds: the changes it writes, and the flushes waiting on them."""
 
 
@@ -88,7 +100,7 @@ class _Written:
 
     ended: list[str]
     """Inbox asks it closed."""
-    held: list[_Insert | Close]
+    held: list[_Change]
     """Changes the database refused for now, to write again, oldest first."""
     problem: Exception | None
     """What the flushes waiting on the batch are told failed, if anything did."""
@@ -125,6 +137,8 @@ class AskRecorder:
             return
         # The inbox is about to show it: the row must exist first, or be the one it attaches to.
         opened = await self._on_thread(durable.open_ask, self._row(question), _now())
+        if opened.refused is not None:  # no row: nobody is told of it
+            raise limits.AskLimitReached(opened.refused.limit, opened.refused.message)
         question.id = opened.id
         question.attached = opened.attached
         question.attached_from = opened.previous_worker
@@ -145,6 +159,10 @@ class AskRecorder:
                 question.collector,
             )
         )
+
+    def refused(self, question: Question, limit: str, message: str) -> None:
+        """Count an ask the table refused (its capacity, the principal's share); queued, never awaited."""
+        self._submit(_Refused(question.who.principal or "", limit, question.message, _now()))
 
     # ------------------------------------------------------------------ AskRecords
 
@@ -242,7 +260,7 @@ class AskRecorder:
 
     async def _run(self, queue: asyncio.Queue[_Op], urgent: asyncio.Event) -> None:
         """The writer: gather a batch, write it (or hold it to retry), release its flushes."""
-        held: list[_Insert | Close] = []
+        held: list[_Change] = []
         failures = 0
         while True:
             batch: list[_Op]
@@ -285,7 +303,10 @@ class AskRecorder:
             # hold the event loop up to the switch interval).
             inserts = [op.row for op in changes if isinstance(op, _Insert)]
             closes = [op for op in changes if isinstance(op, Close)]
-            ended = await loop.run_in_executor(self._executor, sql.write, sql.plan(inserts, closes))
+            refused = [op for op in changes if isinstance(op, _Refused)]
+            ended = await loop.run_in_executor(
+                self._executor, _write_batch, sql.plan(inserts, closes), refused
+            )
             return _Written(ended, [], None, 0)
         except TRANSIENT as exc:
             metrics.recorder_failed()
@@ -304,21 +325,31 @@ class AskRecorder:
             return _Written(ended, held, problem, failures + 1 if held else 0)
 
 
+def _write_batch(plan: sql.Plan, refused: list[_Refused]) -> list[str]:
+    """Write a batch's rows, then count its refused asks (on the writer thread)."""
+    ended = sql.write(plan)
+    for one in refused:
+        limits.count_refused(one.principal, one.limit, one.message, one.at)
+    return ended
+
+
 def write_singly(
-    changes: list[_Insert | Close],
-) -> tuple[list[str], list[_Insert | Close], Exception | None]:
+    changes: list[_Change],
+) -> tuple[list[str], list[_Change], Exception | None]:
     """Write each change in its own transaction (on the writer thread).
 
     Returns the inbox asks closed, the changes to retry (the database went away meanwhile) and
     the first refusal; a refused change is logged and dropped, the others are not held back.
     """
     ended: list[str] = []
-    retry: list[_Insert | Close] = []
+    retry: list[_Change] = []
     first: Exception | None = None
     for change in changes:
         try:
             if isinstance(change, _Insert):
                 ended += sql.write(sql.plan([change.row], []))
+            elif isinstance(change, _Refused):
+                limits.count_refused(change.principal, change.limit, change.message, change.at)
             else:
                 ended += sql.write(sql.plan([], [change]))
         except TRANSIENT:

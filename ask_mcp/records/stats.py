@@ -1,4 +1,4 @@
-"""What the admin dashboard shows, counted from the recorded asks: per day by outcome, time to answer, rates per token, the longest waiting; no drawing.
+"""What the admin dashboard shows, counted from the recorded asks: per day by outcome, time to answer, rates per token, the longest waiting, the refused; no drawing.
 
 Plain queries over :class:`~ask_mcp.models.Ask`, a bounded window each (DAYS days, LIMIT rows),
 so the page costs the same on a database of a million asks. Medians and percentiles are taken
@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from django.db.models import CharField, Count, Q
+from django.db.models import CharField, Count, Max, Q, Sum
 from django.db.models.functions import Cast, TruncDate
 from django.utils import timezone
 
-from ask_mcp.models import ApiToken, Ask
+from ask_mcp.models import ApiToken, Ask, RefusedAsks
 from ask_mcp.server.identity import TOKEN
 
 DAYS: Final = 14
@@ -166,3 +166,50 @@ def waiting_longest() -> list[Ask]:
         .select_related("asked_by", "team")
         .order_by("created")[:LIMIT]
     )
+
+
+@dataclass(frozen=True)
+class Refused:
+    """How many asks one principal had refused by one limit over the window, and the last one."""
+
+    principal: str
+    limit: str
+    """The limit as the admin names it (its setting in brackets)."""
+    count: int
+    last_at: dt.datetime
+    last_message: str
+
+
+def refused(now: dt.datetime | None = None) -> list[Refused]:
+    """The principals and limits that refused most asks over the window, most first.
+
+    Summed from the one row per principal, limit and minute (:class:`~ask_mcp.models.RefusedAsks`);
+    the last message is read from each pair's latest row.
+    """
+    start = _window_start(now or timezone.now())
+    rows = list(
+        RefusedAsks.objects.filter(minute__gte=start)
+        .values("principal", "limit")
+        .annotate(count=Sum("count"), last_at=Max("last_at"))
+        .order_by("-count", "principal")[:LIMIT]
+    )
+    names = dict(RefusedAsks.Limit.choices)
+    found = []
+    for row in rows:
+        last = (
+            RefusedAsks.objects.filter(
+                principal=row["principal"], limit=row["limit"], last_at=row["last_at"]
+            )
+            .values_list("last_message", flat=True)
+            .first()
+        )
+        found.append(
+            Refused(
+                row["principal"] or "anonymous",
+                names.get(row["limit"], row["limit"]),
+                row["count"],
+                row["last_at"],
+                last or "",
+            )
+        )
+    return found

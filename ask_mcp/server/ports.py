@@ -84,6 +84,15 @@ class QuestionObserver(Protocol):
 
 
 @runtime_checkable
+class RefusalCounter(Protocol):
+    """Told of every question the table refused (its capacity, a principal's share), to count
+    them for staff; the Django recorder implements it beside :class:`QuestionObserver`."""
+
+    def refused(self, question: Question, limit: str, message: str) -> None:
+        """Count `question`, refused by `limit` ("capacity" or "share"), told `message`."""
+
+
+@runtime_checkable
 class AskRecords(Protocol):
     """The asks' durable record, which finishes a call whose parked handler is gone; the Django
     recorder implements it beside :class:`QuestionObserver`.
@@ -151,6 +160,7 @@ __all__ = [
     "Notifier",
     "NullStream",
     "QuestionObserver",
+    "RefusalCounter",
     "Relay",
     "ResponseRouter",
     "Stream",

@@ -14,10 +14,17 @@ daphne.tune_daphne` installs in daphne's factory, in three small parts:
   `HEADER_TIMEOUT_SECONDS` of the connection opening (or of the previous response) are
   answered `408` and the connection dropped. The limit is `MAX_BODY_BYTES` for `/mcp`, and
   the larger of it and Django's `DATA_UPLOAD_MAX_MEMORY_SIZE` for the inbox and admin pages.
+  A body must then arrive by :func:`~ask_mcp.transports.deadlines.body_deadline`
+  (`BODY_TIMEOUT_SECONDS`, then at least `BODY_MIN_BYTES_PER_SECOND`), or gets `408`: one byte
+  every 25 s no longer holds a connection.
 - :class:`AddressCount`: at most `MAX_CONNECTIONS_PER_ADDRESS` connections from one client
-  address at once; one more is answered `503` and closed. Every loopback address counts as
-  one (all of 127.0.0.0/8 reaches the server, so a local user could otherwise pick a new
-  address per connection).
+  address at once. A request still being read is bound tighter than a response being held: one
+  connection more cuts (`408`) that address's connection that has been sending its request
+  longest, and only when every one holds a response is it answered `503` and closed. One local
+  process holding every place with unfinished requests thus no longer locks out the other
+  local clients (nginx on the same host included). Every loopback address counts as one (all
+  of 127.0.0.0/8 reaches the server, so a local user could otherwise pick a new address per
+  connection).
 
 A refused body is not buffered: after the `413` the connection's write side is shut and what
 the client still sends is discarded for at most `LINGER_SECONDS`, so it can read the answer.
@@ -26,6 +33,7 @@ the client still sends is discarded for at most `LINGER_SECONDS`, so it can read
 from __future__ import annotations
 
 import ipaddress
+import time
 from typing import Any, Final
 
 from twisted.internet import protocol as twisted_protocol
@@ -33,6 +41,7 @@ from twisted.protocols import policies
 from twisted.web import http
 
 from ask_mcp import conf
+from ask_mcp.transports.deadlines import body_deadline, too_slow_text
 
 # Twisted's classes are typed only in part (their transports are Optional, their callbacks
 # untyped); the guard treats them as daphne's own tuning does, as untyped bases.
@@ -90,11 +99,16 @@ class GuardedChannel(HTTPChannel):  # type: ignore[misc]
 
     _refused = False
     _header_timer: Any = None
+    _body_timer: Any = None
+    _body_started = 0.0
     _body_limit: tuple[int, str] = (0, "")
     _body_seen = 0
+    counted: Any = None
+    """The :class:`AddressCount` and key this connection is counted under (set when admitted)."""
 
     def connectionMade(self) -> None:
         super().connectionMade()
+        self._reading(True)
         self._arm_header_timer()
 
     def allHeadersReceived(self) -> None:
@@ -106,7 +120,15 @@ class GuardedChannel(HTTPChannel):  # type: ignore[misc]
             # Refused before Twisted opens a buffer for it (or says 100 Continue).
             self.refuse(too_large_response(path, limit, setting))
             return
+        if self.length != 0:  # a body follows (None: chunked)
+            self._body_started = time.monotonic()
+            self._arm_body_timer()
         super().allHeadersReceived()
+
+    def allContentReceived(self) -> None:
+        self._disarm_body_timer()
+        self._reading(False)  # now a response being made or held: never cut for room
+        super().allContentReceived()
 
     def count_body(self, size: int) -> bool:
         """A piece of this request's body arrived: False (and 413 sent) once past the limit."""
@@ -123,6 +145,8 @@ class GuardedChannel(HTTPChannel):  # type: ignore[misc]
             return
         self._refused = True
         self._disarm_header_timer()
+        self._disarm_body_timer()
+        self._reading(False)
         self.persistent = False
         self.transport.write(answer)
         half_close = getattr(self.transport, "loseWriteConnection", None)
@@ -143,12 +167,56 @@ class GuardedChannel(HTTPChannel):  # type: ignore[misc]
     def requestDone(self, request: Any) -> None:
         # Armed before Twisted replays pipelined bytes, whose headers may end (and disarm) at once.
         if self.persistent and not self._refused:
+            self._reading(True)
             self._arm_header_timer()
         super().requestDone(request)
 
     def connectionLost(self, reason: Any) -> None:
         self._disarm_header_timer()
+        self._disarm_body_timer()
+        self._reading(False)
         super().connectionLost(reason)
+
+    def _reading(self, reading: bool) -> None:
+        """Tell the address's count whether this connection is still sending its request."""
+        if self.counted is not None:
+            count, key = self.counted
+            count.reading_now(key, self, reading)
+
+    def cut_for_room(self) -> None:
+        """`408` and closed: another connection from this address needs the place it holds
+        while still sending its request (MAX_CONNECTIONS_PER_ADDRESS)."""
+        limit = conf.values().max_connections_per_address
+        body = (
+            f"Request Timeout: this connection was still sending its request when another from "
+            f"the same address needed its place ({limit} open, "
+            "ASK_MCP['MAX_CONNECTIONS_PER_ADDRESS'])\n"
+        ).encode()
+        self._refused = True
+        self._disarm_header_timer()
+        self._disarm_body_timer()
+        self._reading(False)
+        self.persistent = False
+        self.transport.write(response(408, b"Request Timeout", b"text/plain", body))
+        self.transport.loseConnection()  # its place now, not after a linger
+
+    def _arm_body_timer(self) -> None:
+        self._disarm_body_timer()
+        delay = body_deadline(self._body_started, self._body_seen) - time.monotonic()
+        self._body_timer = self.callLater(max(0.0, delay), self._body_due)
+
+    def _disarm_body_timer(self) -> None:
+        if self._body_timer is not None and self._body_timer.active():
+            self._body_timer.cancel()
+        self._body_timer = None
+
+    def _body_due(self) -> None:
+        """The deadline as it stood when armed: re-armed if bytes since moved it, else 408."""
+        self._body_timer = None
+        if body_deadline(self._body_started, self._body_seen) > time.monotonic():
+            self._arm_body_timer()
+            return
+        self.refuse(response(408, b"Request Timeout", b"text/plain", too_slow_text()))
 
     def _arm_header_timer(self) -> None:
         self._disarm_header_timer()
@@ -199,16 +267,35 @@ class AddressCount:
 
     def __init__(self) -> None:
         self.open: dict[str, int] = {}
+        self.reading: dict[str, dict[Any, None]] = {}
+        """Per address, its connections still sending their request, longest first."""
 
     def admit(self, address: Any, protocol: Any) -> Any:
-        """`protocol` wrapped to be counted, or a protocol answering 503 when the address is full."""
+        """`protocol` wrapped to be counted; when the address is full, its connection sending
+        its request longest is cut to make room, or (none is) a protocol answering 503."""
         key = address_key(getattr(address, "host", ""))
         limit = conf.values().max_connections_per_address
         held = self.open.get(key, 0)
         if held >= limit:
-            return _TooMany(limit)
+            slowest = next(iter(self.reading.get(key, ())), None)
+            if slowest is None:
+                return _TooMany(limit)
+            slowest.cut_for_room()  # aborted: its count goes when Twisted reports it closed
         self.open[key] = held + 1
+        channel = getattr(protocol, "_channel", None)
+        if isinstance(channel, GuardedChannel):
+            channel.counted = (self, key)
         return _Counted(self, key, protocol)
+
+    def reading_now(self, key: str, channel: Any, reading: bool) -> None:
+        """Note `channel` (of `key`) as sending its request from now (last in line), or not."""
+        mine = self.reading.get(key)
+        if mine is not None:
+            mine.pop(channel, None)
+        if reading:
+            self.reading.setdefault(key, {})[channel] = None
+        elif mine is not None and not mine:
+            del self.reading[key]
 
     def registerProtocol(self, protocol: _Counted) -> None:
         return None  # counted in admit: before the connection is made, so none slips past

@@ -2,7 +2,8 @@
 
 Kept in the database so any worker can serve them, cached per process, with their in-flight
 calls, idle expiry, and the routing of a client's responses and cancellations (which may land on
-another worker) through the channel layer.
+another worker) through the channel layer. One principal holds at most SESSIONS_PER_PRINCIPAL
+of them on every worker together: opening one more ends its session idle longest.
 
 Resource subscriptions are announced to every worker, so whichever one holds a session's
 standalone GET stream delivers its notifications/resources/updated; they live in worker
@@ -72,9 +73,13 @@ class _Cached:
 class LegacySessions:
     """Every initialize-era session this process serves, and what is in flight for each."""
 
-    def __init__(self, relay: ChannelRelay, *, idle_seconds: float) -> None:
+    def __init__(
+        self, relay: ChannelRelay, *, idle_seconds: float, per_principal: int | None = None
+    ) -> None:
         self.relay = relay
         self.idle_seconds = idle_seconds
+        self.per_principal = per_principal
+        """Sessions one principal holds on every worker together (None: no cap); see :meth:`create`."""
         self._cache: dict[str, _Cached] = {}
         """Least recently seen first (a hit moves its session to the end)."""
         self._inflight: dict[str, dict[RequestId, asyncio.Task[Any]]] = {}
@@ -107,6 +112,8 @@ class LegacySessions:
             client_info=client_info,
             principal=principal,
         )
+        if principal and self.per_principal is not None:
+            await self._make_room(principal, self.per_principal)
         await LegacySessionRecord.objects.acreate(
             id=session.id,
             protocol_version=protocol_version,
@@ -158,6 +165,23 @@ class LegacySessions:
         await self._touch(session_id)
         await self._hear_resources()
         return session
+
+    async def _make_room(self, principal: str, cap: int) -> None:
+        """End `principal`'s sessions idle longest until a new one keeps it within `cap`.
+
+        Counted from the rows, so the cap holds across workers: one token opened 499 sessions a
+        second. Idle longest is the oldest `last_seen_at` (touched at most every tenth of
+        SESSION_IDLE_SECONDS, so two sessions seen within that are told apart by age only). An
+        ended session's id answers 404 everywhere and its calls are cancelled, as for DELETE.
+        """
+        older = (
+            LegacySessionRecord.objects.filter(principal=principal, ended_at__isnull=True)
+            .order_by("-last_seen_at", "-created_at")
+            .values_list("id", flat=True)[cap - 1 :]
+        )
+        async for session_id in older:
+            logger.info("legacy session %s… ended: its principal opened one more", session_id[:8])
+            await self.end(session_id)
 
     async def _cache_session(self, session: LegacySession) -> None:
         """Keep the session here, and hear when another worker ends it."""

@@ -1,7 +1,7 @@
 """An observer that wraps another: every call passed on to the inner one; knows no Django and no records.
 
 Subclasses add their own work to `asked` or `ended` and call up. The durable path
-(:class:`~ask_mcp.server.ports.AskRecords`: `decide`, `reattach`) and `flush` pass straight on,
+(:class:`~ask_mcp.server.ports.AskRecords`: `decide`, `reattach`), `refused` and `flush` pass straight on,
 so wrapping the recorder (for the metrics, or a test's probe) never costs an ask its record.
 """
 
@@ -12,7 +12,7 @@ from typing import Any
 
 from ask_mcp.protocol.forms import ElicitResult
 from ask_mcp.server.errors import QuestionNoLongerWaiting
-from ask_mcp.server.ports import AskRecords, QuestionObserver
+from ask_mcp.server.ports import AskRecords, QuestionObserver, RefusalCounter
 from ask_mcp.server.question import Ending, Question
 
 
@@ -34,6 +34,10 @@ class ForwardingObserver:
     def ended(self, question: Question, status: Ending, answer: Mapping[str, Any] | None) -> None:
         if self.inner is not None:
             self.inner.ended(question, status, answer)
+
+    def refused(self, question: Question, limit: str, message: str) -> None:
+        if isinstance(self.inner, RefusalCounter):
+            self.inner.refused(question, limit, message)
 
     async def flush(self) -> None:
         flush = getattr(self.inner, "flush", None)

@@ -65,10 +65,12 @@ from ask_mcp.server.asking.parked import Finish, ParkedCall
 from ask_mcp.server.asking.settlement import AdminExpired, first_of
 from ask_mcp.server.context import AnswerUrl, Context, OnElicit
 from ask_mcp.server.errors import (
+    ElicitationCapacityExceeded,
     ElicitationTimedOut,
     ElicitationUnavailable,
     MissingClientCapability,
     NoValidAnswer,
+    PrincipalShareExceeded,
     QuestionNoLongerWaiting,
     cancelled_by_client,
 )
@@ -78,6 +80,7 @@ from ask_mcp.server.ports import (
     AskRecords,
     Notifier,
     QuestionObserver,
+    RefusalCounter,
     Relay,
     Stream,
 )
@@ -224,12 +227,18 @@ class ElicitationTable:
         question = self._question(ctx, message, schema, self._route(ctx), timeout)
         parked = ctx.input_channel if isinstance(ctx.input_channel, ParkedCall) else None
         travels = parked is not None and question.route != "browser"
-        if travels:
-            assert parked is not None
-            question.call_id = parked.id
-            self._hold_slot(parked)  # held until the call ends, across every round
-        else:
-            self.slots.take(ctx.who.principal)
+        try:
+            if travels:
+                assert parked is not None
+                question.call_id = parked.id
+                self._hold_slot(parked)  # held until the call ends, across every round
+            else:
+                self.slots.take(ctx.who.principal)
+        except ElicitationCapacityExceeded as exc:
+            if isinstance(self.observer, RefusalCounter):  # staff see what was refused
+                limit = "share" if isinstance(exc, PrincipalShareExceeded) else "capacity"
+                self.observer.refused(question, limit, str(exc))
+            raise
         status: Ending = "withdrawn"
         answer: Mapping[str, Any] | None = None
         try:

@@ -117,7 +117,34 @@ def read_initialize(params: Mapping[str, Any]) -> tuple[str, dict[str, Any], dic
             f"session keeps at most {SESSION_STORE_BYTES}. Declare only the capabilities the "
             "client has.",
         )
-    return negotiate_version(requested), capabilities, client_info
+    return negotiate_version(requested), *kept_of_client(capabilities, client_info)
+
+
+def kept_of_client(
+    capabilities: Mapping[str, Any], client_info: Mapping[str, Any] | None
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """What a session keeps of its client's declaration: only what the server reads.
+
+    The server reads which capabilities are declared (a name with an object, or a name at all for
+    a tool's required capabilities), the elicitation modes named, and the client's name and
+    version; nothing below them. A session lives SESSION_IDLE_SECONDS in memory and in a row: one
+    token opened 499 sessions a second, each keeping up to SESSION_STORE_BYTES (about 28 GB an
+    hour); the rest of what the client sent (an ``experimental`` tree, say) is not kept.
+    """
+    kept: dict[str, Any] = {}
+    for name, value in capabilities.items():
+        if not isinstance(value, Mapping):
+            kept[name] = None  # declared, but not as an object: `require` still sees the name
+        elif name == "elicitation":
+            kept[name] = {mode: {} for mode in ("form", "url") if mode in value}
+        elif name == "extensions":  # which extensions, each declared as an object
+            kept[name] = {key: {} for key, each in value.items() if isinstance(each, Mapping)}
+        else:
+            kept[name] = {}
+    info = None
+    if client_info is not None:
+        info = {key: client_info[key] for key in ("name", "version") if key in client_info}
+    return kept, info
 
 
 WITHDRAW_SECONDS: Final = 1.0
