@@ -202,7 +202,7 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {
-        "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+        "plain": {"()": "ask_mcp.ops.logs.PlainFormatter"},
         "json": {"()": "ask_mcp.ops.logs.JsonFormatter"},
     },
     "filters": {"secrets": {"()": "ask_mcp.ops.logs.SecretsFilter"}},
