@@ -11,3 +11,4 @@ class AskserverConfig(AppConfig):
 
     def ready(self) -> None:
         from askserver import checks  # noqa: F401  (registers the project's checks)
+        from askserver import signin  # noqa: F401  (remembers each sign-in for its device cookie)

@@ -12,6 +12,7 @@ settings, its checks and `askserver_config`.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
@@ -82,9 +83,12 @@ def parse(var: Variable, text: str) -> Any:  # noqa: C901, PLR0912
             raise ValueError(f"must be a whole number such as {var.default}") from None
     if var.kind == "number":
         try:
-            return float(value)
+            number = float(value)
         except ValueError:
             raise ValueError("must be a number such as 30 or 2.5") from None
+        if not math.isfinite(number):  # "inf", "nan", "1e999": no duration or rate is
+            raise ValueError(f"must be a finite number such as 30 or 2.5, not {value}")
+        return number
     if var.kind == "flag":
         if value.lower() in TRUE:
             return True

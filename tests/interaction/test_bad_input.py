@@ -57,7 +57,7 @@ from ask_mcp.server.request_state import QuestionClaims, StateClaims, StateSeale
 from ask_mcp.transports.http import McpEndpoint
 from tests.support import calls
 from tests.support.asgi_client import AsgiRequest
-from tests.support.browser import Person, add_user
+from tests.support.browser import WEB_CONFIG, Person, add_user
 from tests.support.clients import Person as ClientPerson
 from tests.support.clients import accept, authed
 from tests.support.conformance.toolkit import Conformance
@@ -1345,3 +1345,93 @@ async def test_a_client_name_with_line_breaks_stays_on_its_line_in_webhook_text_
             assert stored == [shown, f"1 {FAKE_LINK}" + "9" * 20]  # 50 characters at most
     finally:
         receiver.close()
+
+
+# ---------------------------------------------------------------- wrong passwords from one address
+
+
+async def sign_in(
+    client: httpx2.AsyncClient, username: str, password: str, path: str = "/accounts/login/"
+) -> int:
+    """The sign-in form's status for one try: 302 signed in, 200 the form again, 429 locked out."""
+    await client.get(path)
+    answer = await client.post(
+        path,
+        data={
+            "username": username,
+            "password": password,
+            "csrfmiddlewaretoken": str(client.cookies["csrftoken"]),
+        },
+    )
+    return answer.status_code
+
+
+@pytest.mark.asyncio(loop_scope="session")
+async def test_wrong_passwords_from_the_same_address_do_not_lock_out_a_browser_that_signed_in_before(
+    web: LiveServer, bea: Person
+) -> None:
+    target = add_user(web, f"owner{uuid.uuid4().hex[:6]}", staff=True)
+    async with (
+        httpx2.AsyncClient(base_url=web.base_url, timeout=30) as owner,
+        httpx2.AsyncClient(base_url=web.base_url, timeout=30) as attacker,
+        httpx2.AsyncClient(base_url=web.base_url, timeout=30) as bea_browser,
+    ):
+        assert await sign_in(owner, target.username, target.password) == 302
+        assert owner.cookies.get("askserver_device")
+        await owner.post("/accounts/logout/", data={"csrfmiddlewaretoken": owner.cookies["csrftoken"]})
+        assert await sign_in(bea_browser, bea.username, bea.password) == 302
+
+        # Another local client (the same 127.0.0.1) guesses until the pair is locked.
+        wrong = [await sign_in(attacker, target.username, f"guess-{n}") for n in range(10)]
+        assert wrong == [200] * 9 + [429]
+        assert await sign_in(attacker, target.username, target.password) == 429
+        # A forged device cookie, or one this browser got for someone else, counts for nothing.
+        attacker.cookies.set("askserver_device", owner.cookies["askserver_device"][:-2] + "xx")
+        assert await sign_in(attacker, target.username, target.password) == 429
+        attacker.cookies.set("askserver_device", bea_browser.cookies["askserver_device"])
+        assert await sign_in(attacker, target.username, target.password) == 429
+
+        # The browser the owner signed in from before still signs in, inbox and admin alike.
+        assert await sign_in(owner, target.username, target.password) == 302
+        assert await sign_in(owner, target.username, target.password, "/admin/login/") == 302
+        # Its own wrong passwords still lock it, after the same limit.
+        mine = [await sign_in(owner, target.username, f"typo-{n}") for n in range(10)]
+        assert mine == [200] * 9 + [429]
+        assert await sign_in(owner, target.username, target.password) == 429
+
+
+@pytest.fixture(scope="module")
+def proxied(live_servers: LiveServers) -> Iterator[LiveServer]:
+    """askserver as shipped, told that loopback is its proxy (ASKSERVER_TRUSTED_PROXIES)."""
+    server = live_servers.start(WEB_CONFIG, extra_env={"ASKSERVER_TRUSTED_PROXIES": "127.0.0.1"})
+    yield server
+    live_servers.stop(server)
+
+
+@pytest.mark.asyncio(loop_scope="session")
+async def test_behind_a_trusted_proxy_the_forwarded_address_is_what_a_lockout_counts(
+    proxied: LiveServer, web: LiveServer
+) -> None:
+    target = add_user(proxied, f"proxied{uuid.uuid4().hex[:6]}", staff=True)
+    attacker = {"x-forwarded-for": "203.0.113.9"}
+    person = {"x-forwarded-for": "198.51.100.7"}
+    async with httpx2.AsyncClient(base_url=proxied.base_url, timeout=30, headers=attacker) as bad:
+        wrong = [await sign_in(bad, target.username, f"guess-{n}") for n in range(10)]
+        assert wrong == [200] * 9 + [429]
+        assert await sign_in(bad, target.username, target.password) == 429
+    async with httpx2.AsyncClient(base_url=proxied.base_url, timeout=30, headers=person) as good:
+        assert await sign_in(good, target.username, target.password) == 302
+    # What a client sends left of the proxy's own entry is not believed: the attacker's address
+    # stays locked out whatever it claims to be.
+    spoofed = {"x-forwarded-for": "198.51.100.7, 203.0.113.9"}
+    async with httpx2.AsyncClient(base_url=proxied.base_url, timeout=30, headers=spoofed) as bad:
+        assert await sign_in(bad, target.username, target.password) == 429
+
+    # Without TRUSTED_PROXIES the header counts for nothing: a new address per try evades nothing.
+    other = add_user(web, f"direct{uuid.uuid4().hex[:6]}", staff=True)
+    async with httpx2.AsyncClient(base_url=web.base_url, timeout=30) as direct:
+        tries = []
+        for n in range(10):
+            direct.headers["x-forwarded-for"] = f"192.0.2.{n}"
+            tries.append(await sign_in(direct, other.username, "guess"))
+        assert tries == [200] * 9 + [429]
