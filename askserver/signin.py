@@ -82,10 +82,7 @@ def lockout_username(request: HttpRequest, credentials: Mapping[str, Any] | None
     """The username axes counts a sign-in by: the one typed, or "<it> (this browser)" from a
     browser that signed in as it before."""
     field = getattr(settings, "AXES_USERNAME_FORM_FIELD", "username")
-    if credentials:
-        username = credentials.get(field)
-    else:
-        username = getattr(request, "POST", {}).get(field)
+    username = credentials.get(field) if credentials else getattr(request, "POST", {}).get(field)
     if not isinstance(username, str) or not username:
         return None
     if known_username(request) == username:
@@ -134,4 +131,3 @@ def device_cookie(get_response: Handler) -> Handler:
         return response
 
     return sync_middleware
-

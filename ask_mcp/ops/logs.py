@@ -96,7 +96,7 @@ class PlainFormatter(logging.Formatter):
     ) -> None:
         super().__init__(fmt, **more)
 
-    def formatMessage(self, record: logging.LogRecord) -> str:  # noqa: N802  (logging's name)
+    def formatMessage(self, record: logging.LogRecord) -> str:
         return escaped(super().formatMessage(record))
 
 

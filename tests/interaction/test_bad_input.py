@@ -1,8 +1,12 @@
 """The catalogue of bad input: each kind a client or a visitor can send, with the exact answer it gets.
 
-One table per surface: /mcp bodies, `user_ask` arguments at the extremes, HTTP headers (raw bytes
-through daphne), Mcp-Param headers, requestState abuse, the FileSystem toolkit's paths and
-search limits, forged session ids and inbox form posts.
+One table per surface: /mcp bodies (numbers past the largest double among them), `user_ask`
+arguments at the extremes, HTTP headers (raw bytes through daphne), Mcp-Param headers,
+requestState abuse, the FileSystem toolkit's paths and search limits, forged session ids and
+inbox form posts; then what an agent names: bearer tokens of any bytes (/metrics, /mcp), method
+and tool names with line breaks (the log stays one line per record), client names with line
+breaks (webhook text and mail through real SMTP keep the server's link line its own); and wrong
+passwords from one address (a browser that signed in before, a client behind a trusted proxy).
 Every row states status, code and the words a person or a model reads, and the rows that
 touch a waiting question also show that the question is undisturbed: its genuine answer still
 lands, once. Bad input never crashes the server and never loses or overwrites an answer.
@@ -191,26 +195,28 @@ BODIES: dict[str, BodyCase] = {
     ),
     "initialize with a capability of 1e999": BodyCase(
         (
-            '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":'
-            '"2025-11-25","capabilities":{"x":1e999},"clientInfo":{"name":"n","version":"1"}}}'
-        ).encode(),
+            b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":'
+            b'"2025-11-25","capabilities":{"x":1e999},"clientInfo":{"name":"n","version":"1"}}}'
+        ),
         -32700,
         "Parse error: the number 1e999 is too large to be a finite number",
         legacy=True,
     ),
     "a question's default of 1e999": BodyCase(
-        tools_call_raw('{"message":"m","questions":[{"name":"n","type":"number","default":1e999}]}'),
+        tools_call_raw(
+            '{"message":"m","questions":[{"name":"n","type":"number","default":1e999}]}'
+        ),
         -32700,
         "Parse error: the number 1e999 is too large to be a finite number",
     ),
     "a number answer of 1e999": BodyCase(
         (
-            '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"user_ask",'
-            '"arguments":{"message":"m","questions":[{"name":"n","type":"number"}]},'
-            '"inputResponses":{"user_ask":{"action":"accept","content":{"n":1E+999}}},'
-            '"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
-            '"io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}}}}}}'
-        ).encode(),
+            b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"user_ask",'
+            b'"arguments":{"message":"m","questions":[{"name":"n","type":"number"}]},'
+            b'"inputResponses":{"user_ask":{"action":"accept","content":{"n":1E+999}}},'
+            b'"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
+            b'"io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}}}}}}'
+        ),
         -32700,
         "Parse error: the number 1E+999 is too large to be a finite number",
     ),
@@ -1221,7 +1227,9 @@ NON_ASCII_TOKENS = {
 
 
 @pytest.mark.parametrize("token", NON_ASCII_TOKENS.values(), ids=list(NON_ASCII_TOKENS))
-def test_metrics_refuse_a_bearer_token_of_any_bytes_with_401(logged: LiveServer, token: bytes) -> None:
+def test_metrics_refuse_a_bearer_token_of_any_bytes_with_401(
+    logged: LiveServer, token: bytes
+) -> None:
     # It was a 500: compare_digest refuses text with non-ASCII characters.
     status, body = bearer(logged.base_url, b"/metrics", token)
     assert status == 401
@@ -1230,7 +1238,9 @@ def test_metrics_refuse_a_bearer_token_of_any_bytes_with_401(logged: LiveServer,
 
 
 @pytest.mark.parametrize("token", NON_ASCII_TOKENS.values(), ids=list(NON_ASCII_TOKENS))
-def test_mcp_refuses_a_bearer_token_of_any_bytes_with_401(secured: LiveServer, token: bytes) -> None:
+def test_mcp_refuses_a_bearer_token_of_any_bytes_with_401(
+    secured: LiveServer, token: bytes
+) -> None:
     head = (
         b"POST /mcp HTTP/1.1\r\nHost: " + urlsplit(secured.base_url).netloc.encode() + b"\r\n"
         b"Authorization: Bearer " + token + b"\r\nContent-Type: application/json\r\n"
@@ -1378,7 +1388,9 @@ async def test_wrong_passwords_from_the_same_address_do_not_lock_out_a_browser_t
     ):
         assert await sign_in(owner, target.username, target.password) == 302
         assert owner.cookies.get("askserver_device")
-        await owner.post("/accounts/logout/", data={"csrfmiddlewaretoken": owner.cookies["csrftoken"]})
+        await owner.post(
+            "/accounts/logout/", data={"csrfmiddlewaretoken": owner.cookies["csrftoken"]}
+        )
         assert await sign_in(bea_browser, bea.username, bea.password) == 302
 
         # Another local client (the same 127.0.0.1) guesses until the pair is locked.
