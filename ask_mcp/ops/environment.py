@@ -66,6 +66,18 @@ def raw(var: Variable, environ: Mapping[str, str]) -> tuple[str, str] | None:
     return None
 
 
+def _not_json(name: str) -> Any:
+    raise ValueError(f"must be JSON, and {name} is not a JSON value")
+
+
+def _finite(text: str) -> float:
+    """A JSON number's value, refused when it reads as infinity (1e999), as the wire refuses it."""
+    number = float(text)
+    if not math.isfinite(number):
+        raise ValueError(f"must be JSON with finite numbers; {text} reads as infinity")
+    return number
+
+
 # Complex: one branch per kind of variable (a closed vocabulary), each with its own message.
 def parse(var: Variable, text: str) -> Any:  # noqa: C901, PLR0912
     """`text` read as `var`'s type.
@@ -99,7 +111,7 @@ def parse(var: Variable, text: str) -> Any:  # noqa: C901, PLR0912
         return [item.strip() for item in value.split(",") if item.strip()]
     if var.kind == "json":
         try:
-            return json.loads(value)
+            return json.loads(value, parse_constant=_not_json, parse_float=_finite)
         except json.JSONDecodeError as exc:
             raise ValueError(f"must be JSON ({exc.msg} at column {exc.colno})") from None
     if var.kind == "choice":

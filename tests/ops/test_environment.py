@@ -75,6 +75,7 @@ def test_the_old_and_conventional_names_are_read_when_the_new_one_is_unset() -> 
         ({"ASKSERVER_TRUSTED_PROXIES": "127.0.0.1,nginx"}, "ask_mcp.E056", "'nginx'"),
         # float("inf") would take it: a cool-off of infinite minutes crashed the settings.
         ({"ASKSERVER_LOGIN_COOLOFF_MINUTES": "1e999"}, "ask_mcp.E050", "must be a finite number"),
+        ({"ASKSERVER_TOOLKITS": '{"Ask": {"timeout": 1e999}}'}, "ask_mcp.E050", "1e999 reads as"),
     ],
 )
 def test_a_bad_variable_fails_a_check_that_names_it(
