@@ -10,4 +10,7 @@ class AskserverConfig(AppConfig):
     verbose_name = "askserver"
 
     def ready(self) -> None:
-        from askserver import checks  # noqa: F401  (registers the project's checks)
+        from askserver import (
+            checks,  # noqa: F401  (registers the project's checks)
+            signin,  # noqa: F401  (remembers each sign-in for its device cookie)
+        )

@@ -26,6 +26,7 @@ from django.core.checks import CheckMessage, Error, Tags, Warning, register
 
 from ask_mcp import conf
 from ask_mcp.checks import named
+from ask_mcp.ops import forwarded
 from askserver import environment
 
 Messages = list[CheckMessage]
@@ -46,6 +47,11 @@ E054_HINT: Final = (
 )
 E055_MESSAGE: Final = "{name} must be a redis://, rediss:// or unix:// URL, got scheme {scheme!r}."
 E055_HINT: Final = "Use redis://host:6379/0."
+E056_MESSAGE: Final = "ASKSERVER_TRUSTED_PROXIES: {problem}."
+E056_HINT: Final = (
+    "List the proxies' addresses or networks, comma-separated: 127.0.0.1,10.0.0.0/8 "
+    "(docs/deploy/security.md, Signing in)."
+)
 
 E070_MESSAGE: Final = (
     "{key} is on while SECURE_PROXY_SSL_HEADER (ASKSERVER_TRUST_FORWARDED_PROTO) says a proxy "
@@ -68,8 +74,15 @@ W070: Final = Warning(
 @register()
 def check_environment(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> Messages:
     """The variables askserver reads: old names still set (W003), text that is not of its
-    variable's type (E050), a database URL (E054) or Redis URL (E055) of the wrong scheme."""
-    return [*_check_old_names(), *_check_types(), *_check_database_url(), *_check_redis_url()]
+    variable's type (E050), a database URL (E054) or Redis URL (E055) of the wrong scheme, a
+    trusted proxy that is not an address (E056)."""
+    return [
+        *_check_old_names(),
+        *_check_types(),
+        *_check_database_url(),
+        *_check_redis_url(),
+        *_check_trusted_proxies(),
+    ]
 
 
 def _check_old_names() -> Messages:
@@ -93,6 +106,14 @@ def _check_types() -> Messages:
         )
         for name, problem in environment.problems(os.environ).items()
     ]
+
+
+def _check_trusted_proxies() -> Messages:
+    try:
+        forwarded.networks(environment.get("TRUSTED_PROXIES", os.environ))
+    except ValueError as exc:
+        return [Error(E056_MESSAGE.format(problem=exc), hint=E056_HINT, id="ask_mcp.E056")]
+    return []
 
 
 def _check_database_url() -> Messages:

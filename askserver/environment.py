@@ -162,6 +162,15 @@ PROJECT: Final[tuple[Variable, ...]] = (
         "([Security](../deploy/security.md))",
     ),
     _v("LOGIN_COOLOFF_MINUTES", "number", 15, "how long a locked-out pair waits"),
+    _v(
+        "TRUSTED_PROXIES",
+        "list",
+        [],
+        "comma-separated addresses or networks (`127.0.0.1`, `10.0.0.0/8`) of the proxies in "
+        "front whose `X-Forwarded-For` names the client: the sign-in lockout counts by that "
+        "address ([Security](../deploy/security.md#signing-in))",
+        default_text="none: every request's own connection address counts",
+    ),
 )
 """The project's own variables, in the settings table's order (none sets an ASK_MCP key)."""
 

@@ -136,6 +136,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "ask_mcp.web.middleware.DatabaseUnavailableMiddleware",
+    "askserver.signin.device_cookie",  # sets the device cookie on a successful sign-in
     "axes.middleware.AxesMiddleware",  # last, as django-axes asks: it answers a locked-out sign-in
 ]
 
@@ -151,6 +152,13 @@ AXES_FAILURE_LIMIT = int(_env("LOGIN_FAILURE_LIMIT"))
 AXES_COOLOFF_TIME = timedelta(minutes=float(_env("LOGIN_COOLOFF_MINUTES")))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
+# Ten wrong passwords for `admin` from anywhere locked the real admin out: every local client and
+# every client behind a proxy is one address. The address is the client's as ASKSERVER_TRUSTED_PROXIES
+# forward it, and a browser that signed in as a username before (its signed device cookie) is
+# a pair of its own, locked by its own wrong passwords only (askserver/signin.py).
+TRUSTED_PROXIES: list[str] = _env("TRUSTED_PROXIES")
+AXES_CLIENT_IP_CALLABLE = "askserver.signin.client_address"
+AXES_USERNAME_CALLABLE = "askserver.signin.lockout_username"
 
 ROOT_URLCONF = "askserver.urls"
 ASGI_APPLICATION = "askserver.asgi.application"
@@ -207,7 +215,7 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {
-        "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+        "plain": {"()": "ask_mcp.ops.logs.PlainFormatter"},
         "json": {"()": "ask_mcp.ops.logs.JsonFormatter"},
     },
     "filters": {"secrets": {"()": "ask_mcp.ops.logs.SecretsFilter"}},

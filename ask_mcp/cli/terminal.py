@@ -10,6 +10,7 @@ has spent its stdin and stdout on the protocol. Pure asyncio: no Django.
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import sys
 from collections.abc import Mapping
@@ -166,6 +167,8 @@ def _read_value(field: Mapping[str, Any], typed: str) -> tuple[Any, str | None]:
             number = float(typed)
         except ValueError:
             return None, "type a number"
+        if not math.isfinite(number):  # "inf", "nan", "1e999": no JSON carries them
+            return None, "type a finite number"
         return (int(number) if number.is_integer() and "." not in typed else number), None
     if kind == "array":
         return [part.strip() for part in typed.split(",") if part.strip()], None

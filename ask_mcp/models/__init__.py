@@ -9,6 +9,7 @@ team is written is :mod:`ask_mcp.team.auth`'s.
 from __future__ import annotations
 
 import datetime as dt
+import math
 import secrets
 from typing import TYPE_CHECKING, Any, Final
 
@@ -352,13 +353,19 @@ class AskEvent(models.Model):
 
 
 def storable(value: Any) -> Any:
-    """`value` (text or JSON) with every NUL character replaced by U+FFFD.
+    """`value` (text or JSON) with every NUL character replaced by U+FFFD, and every number that
+    is not finite by null.
 
     NUL is valid in JSON and in Python strings, but PostgreSQL's text and jsonb cannot hold it:
-    one client's "\\u0000" made the whole batch of asks it was written with fail.
+    one client's "\\u0000" made the whole batch of asks it was written with fail. Infinity and NaN
+    are not JSON at all: every way in refuses them (a `1e999` answer was recorded by no write
+    while its ask stayed pending); this is the last line, so a Python caller's float('inf') costs
+    that one value, not the batch.
     """
     if isinstance(value, str):
         return value.replace("\x00", "\ufffd") if "\x00" in value else value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
     if isinstance(value, dict):
         return {storable(key): storable(item) for key, item in value.items()}
     if isinstance(value, list):

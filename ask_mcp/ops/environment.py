@@ -12,6 +12,7 @@ settings, its checks and `askserver_config`.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
@@ -65,6 +66,18 @@ def raw(var: Variable, environ: Mapping[str, str]) -> tuple[str, str] | None:
     return None
 
 
+def _not_json(name: str) -> Any:
+    raise ValueError(f"must be JSON, and {name} is not a JSON value")
+
+
+def _finite(text: str) -> float:
+    """A JSON number's value, refused when it reads as infinity (1e999), as the wire refuses it."""
+    number = float(text)
+    if not math.isfinite(number):
+        raise ValueError(f"must be JSON with finite numbers; {text} reads as infinity")
+    return number
+
+
 # Complex: one branch per kind of variable (a closed vocabulary), each with its own message.
 def parse(var: Variable, text: str) -> Any:  # noqa: C901, PLR0912
     """`text` read as `var`'s type.
@@ -82,9 +95,12 @@ def parse(var: Variable, text: str) -> Any:  # noqa: C901, PLR0912
             raise ValueError(f"must be a whole number such as {var.default}") from None
     if var.kind == "number":
         try:
-            return float(value)
+            number = float(value)
         except ValueError:
             raise ValueError("must be a number such as 30 or 2.5") from None
+        if not math.isfinite(number):  # "inf", "nan", "1e999": no duration or rate is
+            raise ValueError(f"must be a finite number such as 30 or 2.5, not {value}")
+        return number
     if var.kind == "flag":
         if value.lower() in TRUE:
             return True
@@ -95,7 +111,7 @@ def parse(var: Variable, text: str) -> Any:  # noqa: C901, PLR0912
         return [item.strip() for item in value.split(",") if item.strip()]
     if var.kind == "json":
         try:
-            return json.loads(value)
+            return json.loads(value, parse_constant=_not_json, parse_float=_finite)
         except json.JSONDecodeError as exc:
             raise ValueError(f"must be JSON ({exc.msg} at column {exc.colno})") from None
     if var.kind == "choice":

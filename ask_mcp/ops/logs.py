@@ -1,10 +1,14 @@
-"""The log formats: one JSON object per line (ASKSERVER_LOG_FORMAT=json), and the filter that masks secrets in either format.
+"""The log formats: plain lines and one JSON object per line (ASKSERVER_LOG_FORMAT), control characters escaped, and the filter that masks secrets in either format.
 
 Pure logging: the LOGGING setting names these classes. What a record says is its emitter's
 business; nothing here decides what gets logged. The filter is the second line of defence: no
 part of askserver logs a token, a requestState, an answer or a session key on purpose, and the
 filter masks any bearer token or sealed state that would slip into a message anyway (an
 exception text quoting a header, say).
+
+One record is one line in both formats, whatever its text: a method or tool name an agent sent
+with a newline in it wrote a second, forged request line. The formatters escape control
+characters (:func:`escaped`) once per line, so no emitter has to remember to.
 """
 
 from __future__ import annotations
@@ -27,10 +31,34 @@ SECRET_PATTERNS: Final = (
 MASKED: Final = "[masked]"
 """What a masked secret reads as."""
 
+_CONTROL: Final = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+"""What `escaped` escapes: C0 and C1 controls, DEL, and the two Unicode line separators (the
+characters `str.splitlines` and log viewers break a line at)."""
+_SHORT: Final = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+"""The escapes read most often, as Python and JSON write them; the rest are `\\uXXXX`."""
+
 _STANDARD: Final = frozenset(
     vars(logging.LogRecord("", 0, "", 0, "", None, None)).keys() | {"message", "asctime"}
 )
 """A LogRecord's own attributes: anything else on a record came in `extra` and is a field."""
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    return _SHORT.get(char) or f"\\u{ord(char):04x}"
+
+
+def escaped(text: str) -> str:
+    """`text` on one line: each control character as its escape (a newline as `\\n`).
+
+    The escapes are JSON's too, so a JSON line stays JSON. A line with nothing to escape (nearly
+    all) costs one `str.isprintable`, done in C: every control character is unprintable. It is
+    about 4 times as fast as searching for them (2 against 8 µs for a 230-character JSON line on
+    the loaded 2-CPU test machine).
+    """
+    if text.isprintable():
+        return text
+    return _CONTROL.sub(_escape, text)
 
 
 def mask(text: str) -> str:
@@ -56,6 +84,22 @@ class SecretsFilter(logging.Filter):
         if record.exc_text:
             record.exc_text = mask(record.exc_text)
         return True
+
+
+class PlainFormatter(logging.Formatter):
+    """Django's plain format, `%(asctime)s %(levelname)s %(name)s: %(message)s`, on one line.
+
+    Only the record's line is escaped: a traceback, which the formatter appends after it, keeps its
+    own lines.
+    """
+
+    def __init__(
+        self, fmt: str | None = "%(asctime)s %(levelname)s %(name)s: %(message)s", **more: Any
+    ) -> None:
+        super().__init__(fmt, **more)
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        return escaped(super().formatMessage(record))
 
 
 class JsonFormatter(logging.Formatter):
@@ -90,4 +134,5 @@ class JsonFormatter(logging.Formatter):
             entry["traceback"] = record.exc_text
         if record.stack_info:
             entry["stack"] = self.formatStack(record.stack_info)
-        return json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
+        # json escapes C0 controls itself; `escaped` takes the rest (DEL, C1, U+2028, U+2029).
+        return escaped(json.dumps(entry, ensure_ascii=False, separators=(",", ":")))

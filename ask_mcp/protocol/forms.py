@@ -312,6 +312,8 @@ def _parses(parse: Any, value: str) -> bool:
 def _number_errors(field: Mapping[str, Any], value: Any, *, integer: bool) -> list[str]:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return ["must be a whole number" if integer else "must be a number"]
+    if isinstance(value, float) and not math.isfinite(value):
+        return [f"must be a finite number, not {value}"]
     if integer and isinstance(value, float) and not value.is_integer():
         return ["must be a whole number"]
     errors = []

@@ -7,6 +7,7 @@ goes through here, so the codec can be swapped in one place.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -145,14 +146,14 @@ def parse_message(body: bytes) -> Message:
             )
         ) from exc
     try:
-        value = json.loads(text, parse_constant=_reject_constant)
+        value = loads(text)
     except json.JSONDecodeError as exc:
         raise MessageError(
             JsonRpcError(
                 PARSE_ERROR, f"Parse error: {exc.msg} at line {exc.lineno} column {exc.colno}"
             )
         ) from exc
-    except ValueError as exc:  # NaN/Infinity, or an integer past Python's digit limit
+    except ValueError as exc:  # NaN/Infinity, 1e999, or an integer past Python's digit limit
         raise MessageError(JsonRpcError(PARSE_ERROR, f"Parse error: {exc}")) from exc
     except RecursionError as exc:
         raise MessageError(_too_deep()) from exc
@@ -204,6 +205,36 @@ def _is_unicode(value: Any) -> bool:
 
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON value")
+
+
+def finite_number(text: str) -> float:
+    """The float a JSON number's `text` reads as; ValueError naming it when that is not finite.
+
+    JSON's grammar allows `1e999`, but Python reads it as infinity, which no JSON encoder writes
+    back: it crashed storing an initialize's capabilities, took a place as a question's default,
+    and reached the model as `{"n":Infinity}`.
+    """
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(
+            f"the number {text[:40]} is too large to be a finite number (it reads as infinity); "
+            f"send a number between -{_LARGEST} and {_LARGEST}, or the value as a string"
+        )
+    return value
+
+
+_LARGEST: Final = "1.7976931348623157e308"
+"""The largest finite double, as the error for a number past it names it."""
+
+
+def loads(text: str | bytes) -> Any:
+    """JSON text as Python values, strictly: no NaN or Infinity, no number that reads as infinity.
+
+    Raises:
+        json.JSONDecodeError: the text is not JSON.
+        ValueError: NaN, Infinity or a number past the largest double (the message names it).
+    """
+    return json.loads(text, parse_constant=_reject_constant, parse_float=finite_number)
 
 
 # Complex: one branch per way a message can be malformed, each naming its own error; a table of checks would hide the order they must run in.

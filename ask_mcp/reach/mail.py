@@ -19,6 +19,7 @@ from django.utils.timesince import timeuntil
 
 from ask_mcp.models import Ask, Delivery
 from ask_mcp.reach import links
+from ask_mcp.server.context import CLIENT_NAME_CHARS, one_line
 
 SUBJECTS: Final[Mapping[str, str]] = {
     "asked": "Question from {asker}: {first}",
@@ -32,7 +33,9 @@ SUBJECT_CHARS: Final = 60
 
 def asker(ask: Ask) -> str:
     """Who put the question, in words: "alice via claude-code", or the client alone."""
-    client = ask.client_name or "an MCP client"
+    # One line, whatever was stored: the plain-text part has no markup to escape, and a newline
+    # in the name made a fake "Answer at:" line above the real link.
+    client = one_line(ask.client_name, CLIENT_NAME_CHARS) or "an MCP client"
     if ask.asked_by is not None:
         return f"{ask.asked_by.get_username()} via {client}"
     return client

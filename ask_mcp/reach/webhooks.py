@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from ask_mcp.reach.targets import Target
+from ask_mcp.server.context import CLIENT_NAME_CHARS, one_line
 
 SIGNATURE_HEADER: Final = "Askserver-Signature"
 """`t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>." + body under the webhook's secret>`."""
@@ -65,7 +66,9 @@ def announcement(ask: Mapping[str, Any], link: str, purpose: str = "asked") -> d
     (never read as markup) and the link is the button's, set by the server alone. `ask` carries
     the model's values as they are.
     """
-    asker = slack_escape(ask.get("client") or "An agent")
+    # The client's name is on the server's headline line: one line, whatever was stored (a
+    # newline in it made a fake "Answer at:" line above the real one).
+    asker = slack_escape(one_line(ask.get("client") or "", CLIENT_NAME_CHARS) or "An agent")
     headline = HEADLINES[purpose].format(
         asker=asker,
         tool=slack_escape(ask["tool"]),
@@ -110,7 +113,8 @@ def verify(secret: str, header: str, body: bytes, *, now: float | None = None) -
     if abs((time.time() if now is None else now) - timestamp) > TOLERANCE:
         return False  # a replay of an old delivery, or a clock far off
     expected = signature(secret, body, timestamp).split("v1=", 1)[1]
-    return hmac.compare_digest(expected, fields.get("v1", ""))
+    # Bytes: compare_digest raises TypeError on text with non-ASCII characters.
+    return hmac.compare_digest(expected.encode(), fields.get("v1", "").encode())
 
 
 def post(target: Target, body: bytes, *, secret: str, delivery_id: int) -> int:

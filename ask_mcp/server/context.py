@@ -13,9 +13,10 @@ Pure: no Django.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from ask_mcp.protocol import mcp
 from ask_mcp.protocol.era import era_of_version
@@ -64,16 +65,39 @@ question as an `elicitation/create` in URL mode pointing there, instead of being
 """
 
 
+CLIENT_NAME_CHARS: Final = 100
+"""The most characters of a client's name kept (real ones are a word or two; the record holds 200)."""
+CLIENT_VERSION_CHARS: Final = 50
+"""The most characters of a client's version kept (the record holds 100)."""
+_UNPRINTABLE: Final = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+"""Controls, line separators and bidirectional overrides: nothing a name shows needs them, and a
+newline in one wrote a fake "Answer at:" line into webhook text and mail."""
+
+
+def one_line(text: str, limit: int) -> str:
+    """`text` as one line of at most `limit` characters: controls and runs of spaces become one space.
+
+    The client chooses its name and version; people read them in the inbox, mail and webhooks,
+    above the server's own link, so they must not be able to pass for the server's lines.
+    """
+    text = text[: limit * 2]  # enough for the limit once spaces collapse; bounds the work
+    if _UNPRINTABLE.search(text) is not None:
+        text = _UNPRINTABLE.sub(" ", text)
+    return " ".join(text.split())[:limit]
+
+
 def client_name(info: Mapping[str, Any] | None) -> str | None:
-    """The client's name from its clientInfo (an envelope's or an initialize request's), if it gave one."""
+    """The client's name from its clientInfo (an envelope's or an initialize request's), if it gave
+    one: on one line, at most CLIENT_NAME_CHARS (:func:`one_line`)."""
     name = (info or {}).get("name")
-    return name if isinstance(name, str) else None
+    return (one_line(name, CLIENT_NAME_CHARS) or None) if isinstance(name, str) else None
 
 
 def client_version(info: Mapping[str, Any] | None) -> str | None:
-    """The client's version from its clientInfo, if it gave one."""
+    """The client's version from its clientInfo, if it gave one: on one line, at most
+    CLIENT_VERSION_CHARS."""
     version = (info or {}).get("version")
-    return version if isinstance(version, str) else None
+    return (one_line(version, CLIENT_VERSION_CHARS) or None) if isinstance(version, str) else None
 
 
 @dataclass(frozen=True, slots=True)

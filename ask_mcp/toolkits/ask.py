@@ -9,6 +9,7 @@ it. Pure: no Django.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -290,6 +291,10 @@ def _default(where: str, field: Mapping[str, Any], value: Any) -> Any:
         article = "an" if kind == "integer" else "a"
         raise ArgumentProblem(
             f"{where}: `default` must be {article} {kind}, got {json_type(value)}."
+        )
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ArgumentProblem(
+            f"{where}: `default` must be a finite number, got {value}; give a number or none."
         )
     if "enum" in field and value not in field["enum"]:
         raise ArgumentProblem(f"{where}: `default` {value!r} is not one of the options.")

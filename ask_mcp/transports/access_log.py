@@ -19,6 +19,9 @@ logger = logging.getLogger("ask_mcp.requests")
 
 ANONYMOUS: Final = "anonymous"
 """The principal logged for a request let in without a token (ALLOW_ANONYMOUS_LOOPBACK)."""
+NAME_CHARS: Final = 128
+"""Characters of a method or tool name the line keeps: the agent chooses them, any length. Their
+control characters are escaped by the log's formatter (:func:`ask_mcp.ops.logs.escaped`)."""
 
 
 class Exchange:
@@ -36,11 +39,11 @@ class Exchange:
 
     def read(self, method: str, params: Any) -> None:
         """The JSON-RPC method and, for a call or a prompt, the name it names."""
-        self.method = method
+        self.method = method[:NAME_CHARS]
         if method in ("tools/call", "prompts/get") and isinstance(params, dict):
             name = params.get("name")
             if isinstance(name, str):
-                self.tool = name[:128]
+                self.tool = name[:NAME_CHARS]
 
     def outcome(self) -> str:
         reply = self.reply

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from ask_mcp.protocol import mcp
-from ask_mcp.protocol.jsonrpc import JsonRpcError, json_type
+from ask_mcp.protocol.jsonrpc import JsonRpcError, json_type, loads
 from ask_mcp.server.catalog.results import tool_outcome
 from ask_mcp.server.catalog.toolkit import ToolResult
 from ask_mcp.server.context import Caller, Context
@@ -149,7 +149,7 @@ def _read_call(
             arguments: Any = {}
         elif isinstance(raw, str):
             try:
-                arguments = json.loads(raw)
+                arguments = loads(raw)
             except json.JSONDecodeError as exc:
                 return (
                     None,
@@ -157,6 +157,8 @@ def _read_call(
                     f"The arguments of {name!r} are not valid JSON ({exc.msg} at line "
                     f"{exc.lineno} column {exc.colno}); send them as one JSON object.",
                 )
+            except ValueError as exc:  # NaN, Infinity, 1e999: JSON no reply can carry
+                return None, None, f"The arguments of {name!r} are not usable JSON: {exc}."
         else:
             arguments = raw  # some gateways send the object itself
     else:

@@ -124,7 +124,9 @@ class MetricsEndpoint:
         except Unauthorized:
             token = None
         expected = settings.metrics_token or ""
-        if not token or not expected or not hmac.compare_digest(token, expected):
+        # Bytes, not text: compare_digest refuses a str with non-ASCII characters (a TypeError,
+        # answered 500), and a header's bytes arrive as latin-1 text, any of the 256.
+        if not token or not expected or not hmac.compare_digest(token.encode(), expected.encode()):
             await _plain(
                 send, 401, "/metrics needs 'Authorization: Bearer <METRICS_TOKEN>'", challenge
             )

@@ -22,6 +22,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import IO, Any, Final
 
+from ask_mcp.ops.logs import PlainFormatter
 from ask_mcp.protocol.era import MODERN, era_of
 from ask_mcp.protocol.jsonrpc import (
     INVALID_REQUEST,
@@ -290,7 +291,7 @@ def _feed_from_file(
 def configure_logging(level: int = logging.INFO) -> None:
     """Send every log record to stderr: stdout belongs to the protocol."""
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(PlainFormatter())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(logging.WARNING)

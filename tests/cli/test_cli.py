@@ -14,6 +14,7 @@ import httpx2
 import pytest
 from mcp import Client
 
+from ask_mcp.cli import terminal
 from tests.support.clients import Person, accept, legacy_call
 from tests.support.results import text_of
 
@@ -275,3 +276,8 @@ async def test_the_readme_one_shot_and_config_file_are_the_ones_that_run(tmp_pat
     )
     assert code == 0, stderr
     assert json.loads(stdout)["result"]["instructions"] == "Ask before guessing."
+
+
+@pytest.mark.parametrize("typed", ["1e999", "inf", "-Infinity", "nan"])
+def test_the_terminal_takes_only_finite_numbers(typed: str) -> None:
+    assert terminal._read_value({"type": "number"}, typed) == (None, "type a finite number")

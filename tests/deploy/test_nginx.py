@@ -3,7 +3,8 @@
 The ```nginx block of docs/deploy/workers.md runs as written, changed only in its port,
 certificate paths (a self-signed certificate made here), upstream addresses and `server_name`
 (tests/support/nginx.py), in front of two daphne workers on Redis and PostgreSQL that read that
-page's proxy variables (ASKSERVER_TRUST_FORWARDED_PROTO, ASKSERVER_SECURE_COOKIES). Every
+page's proxy variables (ASKSERVER_TRUST_FORWARDED_PROTO, ASKSERVER_SECURE_COOKIES,
+ASKSERVER_TRUSTED_PROXIES). Every
 client talks TLS to nginx only: the official SDK client, raw HTTP for a held stream and the body
 limit, and a real browser signing in, holding the inbox's socket and answering.
 
@@ -98,6 +99,7 @@ def front(live_servers: LiveServers, tmp_path_factory: pytest.TempPathFactory) -
         "ASKSERVER_ALLOWED_HOSTS": HOST,
         "ASKSERVER_TRUST_FORWARDED_PROTO": "1",
         "ASKSERVER_SECURE_COOKIES": "1",
+        "ASKSERVER_TRUSTED_PROXIES": "127.0.0.1",
     }
     with (
         shared_services(live_servers, env=behind_nginx) as services,
@@ -239,6 +241,40 @@ async def test_sign_in_over_tls_gives_secure_cookies_and_a_post_without_its_toke
         assert forged.status == 403  # CSRF still holds: a POST without the form's token
     finally:
         await context.close()
+
+
+async def test_wrong_passwords_from_one_client_lock_out_that_client_only_behind_nginx(
+    front: Front,
+) -> None:
+    # Every client reached the workers as nginx's 127.0.0.1: ten wrong passwords from anyone
+    # locked the real person out. Clients here come from other loopback addresses, as clients on
+    # other hosts would.
+    target = add_user(front.a, f"lock{uuid.uuid4().hex[:6]}", staff=True)
+
+    def client(address: str) -> httpx2.AsyncClient:
+        transport = httpx2.AsyncHTTPTransport(verify=front.tls(), local_address=address)
+        return httpx2.AsyncClient(
+            base_url=front.url, transport=transport, timeout=30, headers={"origin": front.url}
+        )
+
+    async def sign_in(http: httpx2.AsyncClient, password: str) -> int:
+        await http.get("/accounts/login/")
+        answer = await http.post(
+            "/accounts/login/",
+            data={
+                "username": target.username,
+                "password": password,
+                "csrfmiddlewaretoken": str(http.cookies["csrftoken"]),
+            },
+        )
+        return answer.status_code
+
+    async with asyncio.timeout(60), client("127.0.0.2") as guesser, client("127.0.0.3") as owner:
+        guesser.headers["x-forwarded-for"] = "127.0.0.3"  # nginx replaces it with the real one
+        wrong = [await sign_in(guesser, f"guess-{n}") for n in range(10)]
+        assert wrong == [200] * 9 + [429]
+        assert await sign_in(guesser, target.password) == 429
+        assert await sign_in(owner, target.password) == 302
 
 
 async def signed_in_through_the_admin(browser: Browser, front: Front) -> BrowserContext:

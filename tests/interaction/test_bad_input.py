@@ -1,8 +1,12 @@
 """The catalogue of bad input: each kind a client or a visitor can send, with the exact answer it gets.
 
-One table per surface: /mcp bodies, `user_ask` arguments at the extremes, HTTP headers (raw bytes
-through daphne), Mcp-Param headers, requestState abuse, the FileSystem toolkit's paths and
-search limits, forged session ids and inbox form posts.
+One table per surface: /mcp bodies (numbers past the largest double among them), `user_ask`
+arguments at the extremes, HTTP headers (raw bytes through daphne), Mcp-Param headers,
+requestState abuse, the FileSystem toolkit's paths and search limits, forged session ids and
+inbox form posts; then what an agent names: bearer tokens of any bytes (/metrics, /mcp), method
+and tool names with line breaks (the log stays one line per record), client names with line
+breaks (webhook text and mail through real SMTP keep the server's link line its own); and wrong
+passwords from one address (a browser that signed in before, a client behind a trusted proxy).
 Every row states status, code and the words a person or a model reads, and the rows that
 touch a waiting question also show that the question is undisturbed: its genuine answer still
 lands, once. Bad input never crashes the server and never loses or overwrites an answer.
@@ -37,8 +41,9 @@ import os
 import secrets
 import socket
 import stat
+import time
 import uuid
-from collections.abc import AsyncIterator, Callable, MutableMapping
+from collections.abc import AsyncIterator, Callable, Iterator, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,7 +61,7 @@ from ask_mcp.server.request_state import QuestionClaims, StateClaims, StateSeale
 from ask_mcp.transports.http import McpEndpoint
 from tests.support import calls
 from tests.support.asgi_client import AsgiRequest
-from tests.support.browser import Person, add_user
+from tests.support.browser import WEB_CONFIG, Person, add_user
 from tests.support.clients import Person as ClientPerson
 from tests.support.clients import accept, authed
 from tests.support.conformance.toolkit import Conformance
@@ -64,8 +69,12 @@ from tests.support.filesystem import client as fs_client
 from tests.support.filesystem import filesystem_server
 from tests.support.filesystem import text as fs_text
 from tests.support.inbox_http import HeldCall, SignedIn, held_call, page_text, signed_in_http
-from tests.support.live import SECURED, LiveServer, LiveServers
+from tests.support.live import PROBE_CONFIG, SECURED, LiveServer, LiveServers
+from tests.support.mailbox import Mailbox
+from tests.support.reach import REACH_CONFIG, Crew, mail_env, mails_for
+from tests.support.receivers import Receiver
 from tests.support.results import text_of
+from tests.support.shell import shell
 from tests.support.team import issue_tokens
 from tests.support.wire import (
     FORM_CAPS,
@@ -174,6 +183,42 @@ BODIES: dict[str, BodyCase] = {
         -32700,
         f"Parse error: the JSON is nested more than {MAX_DEPTH} levels deep",
         legacy=True,
+    ),
+    # 1e999 is JSON, but reads as infinity, which no reply or record can carry: it was a 500
+    # storing an initialize's capabilities, a 500 that kept a place as a question's default, and
+    # a number answer the model received as {"n":Infinity}.
+    "a number past the largest double": BodyCase(
+        b'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"v":-1e999}}',
+        -32700,
+        "Parse error: the number -1e999 is too large to be a finite number (it reads as "
+        "infinity); send a number between -1.7976931348623157e308 and 1.7976931348623157e308",
+    ),
+    "initialize with a capability of 1e999": BodyCase(
+        (
+            b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":'
+            b'"2025-11-25","capabilities":{"x":1e999},"clientInfo":{"name":"n","version":"1"}}}'
+        ),
+        -32700,
+        "Parse error: the number 1e999 is too large to be a finite number",
+        legacy=True,
+    ),
+    "a question's default of 1e999": BodyCase(
+        tools_call_raw(
+            '{"message":"m","questions":[{"name":"n","type":"number","default":1e999}]}'
+        ),
+        -32700,
+        "Parse error: the number 1e999 is too large to be a finite number",
+    ),
+    "a number answer of 1e999": BodyCase(
+        (
+            b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"user_ask",'
+            b'"arguments":{"message":"m","questions":[{"name":"n","type":"number"}]},'
+            b'"inputResponses":{"user_ask":{"action":"accept","content":{"n":1E+999}}},'
+            b'"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
+            b'"io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}}}}}}'
+        ),
+        -32700,
+        "Parse error: the number 1E+999 is too large to be a finite number",
     ),
     "an empty batch": BodyCase(
         b"[]", -32600, "Invalid request: batches are not supported; send one JSON-RPC message"
@@ -1145,3 +1190,260 @@ async def wait_status(http: httpx2.AsyncClient, url: str, ask_id: str, status: s
 async def wait_ended(http: httpx2.AsyncClient, url: str, ask_id: str) -> None:
     """Until the server has ended the ask (bounded by the probe's own 10 s)."""
     assert (await calls.probe(http, url, "wait", kind="ended", key=ask_id))["fired"] is True
+
+
+# ---------------------------------------------------------------- what an agent names, in logs and metrics
+
+METRICS_TOKEN = "metrics-" + uuid.uuid4().hex
+
+
+@pytest.fixture(scope="module")
+def logged(live_servers: LiveServers) -> Iterator[LiveServer]:
+    """The default live server logging plain lines of its own (no daphne access log), with metrics."""
+    server = live_servers.start(
+        {**PROBE_CONFIG, "METRICS_TOKEN": METRICS_TOKEN},
+        extra_env={"ASKSERVER_LOG_FORMAT": "plain", "ASKSERVER_METRICS": "1"},
+        access_log=False,
+    )
+    yield server
+    live_servers.stop(server)
+
+
+def bearer(url: str, path: bytes, token: bytes) -> tuple[int | None, bytes]:
+    """GET `path` with `Authorization: Bearer <token>`, the token's bytes as sent."""
+    head = (
+        b"GET " + path + b" HTTP/1.1\r\nHost: " + urlsplit(url).netloc.encode() + b"\r\n"
+        b"Authorization: Bearer " + token + b"\r\nConnection: close\r\n\r\n"
+    )
+    status, _, body = raw_request(url, head)
+    return status, body
+
+
+NON_ASCII_TOKENS = {
+    "UTF-8 letters": "métrïcs".encode(),
+    "Latin-1 bytes": b"caf\xe9",
+    "bytes that are no text": b"\xff\xfe\x80",
+}
+
+
+@pytest.mark.parametrize("token", NON_ASCII_TOKENS.values(), ids=list(NON_ASCII_TOKENS))
+def test_metrics_refuse_a_bearer_token_of_any_bytes_with_401(
+    logged: LiveServer, token: bytes
+) -> None:
+    # It was a 500: compare_digest refuses text with non-ASCII characters.
+    status, body = bearer(logged.base_url, b"/metrics", token)
+    assert status == 401
+    assert b'{"error": "/metrics needs \'Authorization: Bearer <METRICS_TOKEN>\'"}' in body
+    assert bearer(logged.base_url, b"/metrics", METRICS_TOKEN.encode())[0] == 200
+
+
+@pytest.mark.parametrize("token", NON_ASCII_TOKENS.values(), ids=list(NON_ASCII_TOKENS))
+def test_mcp_refuses_a_bearer_token_of_any_bytes_with_401(
+    secured: LiveServer, token: bytes
+) -> None:
+    head = (
+        b"POST /mcp HTTP/1.1\r\nHost: " + urlsplit(secured.base_url).netloc.encode() + b"\r\n"
+        b"Authorization: Bearer " + token + b"\r\nContent-Type: application/json\r\n"
+        b"Accept: application/json, text/event-stream\r\nContent-Length: 2\r\n"
+        b"Connection: close\r\n\r\n{}"
+    )
+    status, _, _ = raw_request(secured.mcp_url, head)
+    assert status == 401
+
+
+def log_lines_with(server: LiveServer, mark: str, count: int) -> list[str]:
+    """The lines of `server`'s log holding `mark`, once there are `count` (bounded: 10 s)."""
+    deadline = time.monotonic() + 10
+    while True:
+        lines = [line for line in server.log().splitlines() if mark in line]
+        if len(lines) >= count or time.monotonic() > deadline:
+            return lines
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize(
+    "where, separator",
+    [
+        ("method", "\n"),
+        ("tool", "\n"),
+        ("tool", "\r"),
+        ("tool", "\u2028"),
+        ("tool", "\x1b[2K\r"),  # erase the line on a terminal, then write over it
+    ],
+    ids=["method LF", "tool LF", "tool CR", "tool U+2028", "tool ANSI erase"],
+)
+def test_a_name_with_a_line_break_cannot_forge_a_log_line(
+    logged: LiveServer, where: str, separator: str
+) -> None:
+    mark = f"FORGED-{uuid.uuid4().hex[:8]}"
+    forged = f"2026-01-01 00:00:00,000 INFO ask_mcp.requests: tools/call user_ask by {mark}: ok"
+    if where == "tool":
+        body = request_body("tools/call", {"name": f"probe_table{separator}{forged}"})
+        headers = headers_for(body)
+    else:
+        body = request_body("tools/list")
+        headers = headers_for(body)
+        body["method"] = f"tools/list{separator}{forged}"
+    post(logged.mcp_url, body, headers)
+    (line,) = log_lines_with(logged, mark, 1)
+    assert " INFO ask_mcp.requests: " in line and not line.startswith("2026-01-01")
+    shown = {"\n": "\\n", "\r": "\\r", "\u2028": "\\u2028", "\x1b[2K\r": "\\u001b[2K\\r"}
+    assert f"{shown[separator]}{forged}" in line
+    assert len(line.splitlines()) == 1 and line.isprintable()
+
+
+# ---------------------------------------------------------------- a client's name on people's channels
+
+FAKE_LINK = "Answer at: http://evil.test/"
+"""The line an agent's client name tried to put above the server's own link."""
+
+
+@pytest.fixture(scope="module")
+def reaching(live_servers: LiveServers, mailbox: Mailbox) -> Iterator[LiveServer]:
+    """askserver as shipped with mail to the test's SMTP server."""
+    server = live_servers.start(REACH_CONFIG, extra_env=mail_env(mailbox))
+    yield server
+    live_servers.stop(server)
+
+
+@pytest.mark.asyncio(loop_scope="session")
+async def test_a_client_name_with_line_breaks_stays_on_its_line_in_webhook_text_and_mail(
+    reaching: LiveServer, mailbox: Mailbox
+) -> None:
+    crew = Crew(reaching)
+    secret = f"whsec_{crew.tag}"
+    receiver = Receiver([200], secret=secret)
+    reaching.manage(
+        "shell",
+        "-c",
+        "from django.contrib.auth.models import Group; from ask_mcp.models import Webhook;"
+        f"Webhook.objects.create(team=Group.objects.get(name={crew.team!r}), "
+        f"url={receiver.url!r}, secret={secret!r})",
+    )
+    message = f"Who is asking? [{crew.tag}]"
+    info = {"name": f"helper\n{FAKE_LINK}\r\n\u2028\x1b", "version": f"1\n{FAKE_LINK}" + "9" * 99}
+    shown = f"helper {FAKE_LINK}"
+    try:
+        async with held_call(
+            reaching.mcp_url,
+            headers={"authorization": f"Bearer {crew.token}"},
+            meta={"io.modelcontextprotocol/clientInfo": info},
+            message=message,
+        ):
+            assert await asyncio.to_thread(receiver.wait_for, 1, 20)
+            (got,) = receiver.received
+            assert got.verified is True
+            headline, link_line, *_quoted = got.body["text"].splitlines()
+            assert headline == f"{shown} asks (via user_ask)"
+            assert link_line.startswith(f"Answer at: {reaching.base_url}/asks/")
+            starting = [line for line in got.body["text"].splitlines() if "Answer at" in line[:9]]
+            assert starting == [link_line]
+            assert got.body["ask"]["client"] == shown
+            assert got.body["blocks"][0]["text"]["text"] == f"*{shown} asks (via user_ask)*"
+
+            for mail in await mails_for(mailbox, message, 2):
+                lines = mail.text.splitlines()
+                assert f"{crew.alice.username} via {shown} asks:" in lines
+                assert not [line for line in lines if line.startswith("Answer at")]
+                assert mail.subject.startswith(f"Question from {crew.alice.username} via {shown}:")
+            stored = shell(
+                reaching,
+                "import json; from ask_mcp.models import Ask;"
+                f"a = Ask.objects.get(message={message!r});"
+                "print(json.dumps([a.client_name, a.client_version]))",
+            )
+            assert stored == [shown, f"1 {FAKE_LINK}" + "9" * 20]  # 50 characters at most
+    finally:
+        receiver.close()
+
+
+# ---------------------------------------------------------------- wrong passwords from one address
+
+
+async def sign_in(
+    client: httpx2.AsyncClient, username: str, password: str, path: str = "/accounts/login/"
+) -> int:
+    """The sign-in form's status for one try: 302 signed in, 200 the form again, 429 locked out."""
+    await client.get(path)
+    answer = await client.post(
+        path,
+        data={
+            "username": username,
+            "password": password,
+            "csrfmiddlewaretoken": str(client.cookies["csrftoken"]),
+        },
+    )
+    return answer.status_code
+
+
+@pytest.mark.asyncio(loop_scope="session")
+async def test_wrong_passwords_from_the_same_address_do_not_lock_out_a_browser_that_signed_in_before(
+    web: LiveServer, bea: Person
+) -> None:
+    target = add_user(web, f"owner{uuid.uuid4().hex[:6]}", staff=True)
+    async with (
+        httpx2.AsyncClient(base_url=web.base_url, timeout=30) as owner,
+        httpx2.AsyncClient(base_url=web.base_url, timeout=30) as attacker,
+        httpx2.AsyncClient(base_url=web.base_url, timeout=30) as bea_browser,
+    ):
+        assert await sign_in(owner, target.username, target.password) == 302
+        assert owner.cookies.get("askserver_device")
+        await owner.post(
+            "/accounts/logout/", data={"csrfmiddlewaretoken": owner.cookies["csrftoken"]}
+        )
+        assert await sign_in(bea_browser, bea.username, bea.password) == 302
+
+        # Another local client (the same 127.0.0.1) guesses until the pair is locked.
+        wrong = [await sign_in(attacker, target.username, f"guess-{n}") for n in range(10)]
+        assert wrong == [200] * 9 + [429]
+        assert await sign_in(attacker, target.username, target.password) == 429
+        # A forged device cookie, or one this browser got for someone else, counts for nothing.
+        attacker.cookies.set("askserver_device", owner.cookies["askserver_device"][:-2] + "xx")
+        assert await sign_in(attacker, target.username, target.password) == 429
+        attacker.cookies.set("askserver_device", bea_browser.cookies["askserver_device"])
+        assert await sign_in(attacker, target.username, target.password) == 429
+
+        # The browser the owner signed in from before still signs in, inbox and admin alike.
+        assert await sign_in(owner, target.username, target.password) == 302
+        assert await sign_in(owner, target.username, target.password, "/admin/login/") == 302
+        # Its own wrong passwords still lock it, after the same limit.
+        mine = [await sign_in(owner, target.username, f"typo-{n}") for n in range(10)]
+        assert mine == [200] * 9 + [429]
+        assert await sign_in(owner, target.username, target.password) == 429
+
+
+@pytest.fixture(scope="module")
+def proxied(live_servers: LiveServers) -> Iterator[LiveServer]:
+    """askserver as shipped, told that loopback is its proxy (ASKSERVER_TRUSTED_PROXIES)."""
+    server = live_servers.start(WEB_CONFIG, extra_env={"ASKSERVER_TRUSTED_PROXIES": "127.0.0.1"})
+    yield server
+    live_servers.stop(server)
+
+
+@pytest.mark.asyncio(loop_scope="session")
+async def test_behind_a_trusted_proxy_the_forwarded_address_is_what_a_lockout_counts(
+    proxied: LiveServer, web: LiveServer
+) -> None:
+    target = add_user(proxied, f"proxied{uuid.uuid4().hex[:6]}", staff=True)
+    attacker = {"x-forwarded-for": "203.0.113.9"}
+    person = {"x-forwarded-for": "198.51.100.7"}
+    async with httpx2.AsyncClient(base_url=proxied.base_url, timeout=30, headers=attacker) as bad:
+        wrong = [await sign_in(bad, target.username, f"guess-{n}") for n in range(10)]
+        assert wrong == [200] * 9 + [429]
+        assert await sign_in(bad, target.username, target.password) == 429
+    async with httpx2.AsyncClient(base_url=proxied.base_url, timeout=30, headers=person) as good:
+        assert await sign_in(good, target.username, target.password) == 302
+    # What a client sends left of the proxy's own entry is not believed: the attacker's address
+    # stays locked out whatever it claims to be.
+    spoofed = {"x-forwarded-for": "198.51.100.7, 203.0.113.9"}
+    async with httpx2.AsyncClient(base_url=proxied.base_url, timeout=30, headers=spoofed) as bad:
+        assert await sign_in(bad, target.username, target.password) == 429
+
+    # Without TRUSTED_PROXIES the header counts for nothing: a new address per try evades nothing.
+    other = add_user(web, f"direct{uuid.uuid4().hex[:6]}", staff=True)
+    async with httpx2.AsyncClient(base_url=web.base_url, timeout=30) as direct:
+        tries = []
+        for n in range(10):
+            direct.headers["x-forwarded-for"] = f"192.0.2.{n}"
+            tries.append(await sign_in(direct, other.username, "guess"))
+        assert tries == [200] * 9 + [429]

@@ -72,6 +72,10 @@ def test_the_old_and_conventional_names_are_read_when_the_new_one_is_unset() -> 
         ({"ASKSERVER_DATABASE_URL": "mysql://db/x"}, "ask_mcp.E054", "ASKSERVER_DATABASE_URL"),
         ({"DATABASE_URL": "sqlite:///x"}, "ask_mcp.E054", "DATABASE_URL"),
         ({"ASKSERVER_REDIS_URL": "http://r:6379"}, "ask_mcp.E055", "ASKSERVER_REDIS_URL"),
+        ({"ASKSERVER_TRUSTED_PROXIES": "127.0.0.1,nginx"}, "ask_mcp.E056", "'nginx'"),
+        # float("inf") would take it: a cool-off of infinite minutes crashed the settings.
+        ({"ASKSERVER_LOGIN_COOLOFF_MINUTES": "1e999"}, "ask_mcp.E050", "must be a finite number"),
+        ({"ASKSERVER_TOOLKITS": '{"Ask": {"timeout": 1e999}}'}, "ask_mcp.E050", "1e999 reads as"),
     ],
 )
 def test_a_bad_variable_fails_a_check_that_names_it(

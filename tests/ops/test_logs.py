@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 
-from ask_mcp.ops.logs import MASKED, JsonFormatter, SecretsFilter, mask
+from ask_mcp.ops.logs import MASKED, JsonFormatter, PlainFormatter, SecretsFilter, escaped, mask
 
 
 def _record(message: str, *args: object, **extra: object) -> logging.LogRecord:
@@ -53,3 +53,30 @@ def test_tokens_and_sealed_states_are_masked_wherever_they_slip_in() -> None:
         mask("tools/call user_ask by user:1: ok in 2.0 ms")
         == "tools/call user_ask by user:1: ok in 2.0 ms"
     )
+
+
+def test_control_characters_are_escaped_so_a_record_is_one_line_in_either_format() -> None:
+    # A tool name an agent sent with a newline wrote a second, forged request line.
+    name = "probe\nFORGED INFO ask_mcp.requests: ok\r\u2028\x1b[2K\x85"
+    record = _record("%s by %s", name, "anonymous", tool=name)
+    plain = PlainFormatter().format(record)
+    assert len(plain.splitlines()) == 1 and plain.isprintable()
+    assert plain.endswith(
+        "probe\\nFORGED INFO ask_mcp.requests: ok\\r\\u2028\\u001b[2K\\u0085 by anonymous"
+    )
+    line = JsonFormatter().format(record)
+    assert len(line.splitlines()) == 1 and line.isprintable()
+    assert json.loads(line)["tool"] == name  # the JSON still reads back as what was sent
+    assert escaped("tools/call user_ask") == "tools/call user_ask"
+
+
+def test_a_traceback_keeps_its_lines_in_the_plain_format() -> None:
+    try:
+        raise ValueError("boom")
+    except ValueError:
+        import sys
+
+        record = _record("failed\nforged")
+        record.exc_info = sys.exc_info()
+    lines = PlainFormatter().format(record).splitlines()
+    assert lines[0].endswith("failed\\nforged") and lines[-1] == "ValueError: boom"

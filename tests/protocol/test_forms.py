@@ -209,3 +209,10 @@ def test_staffs_reason_is_read_from_the_servers_own_settlements_only() -> None:
     staff = ElicitResult("cancel", reason="use staging")
     assert staff.to_dict() == {"action": "cancel"}
     assert read_settled(staff.settlement()) == staff and read_elicit_result(staff) is staff
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan")])
+def test_a_number_that_is_not_finite_fits_no_field(value: float) -> None:
+    # JSON has no such number: handed to a model it read as {"n":Infinity}.
+    assert field_errors({"type": "number"}, value) == [f"must be a finite number, not {value}"]
+    assert field_errors({"type": "integer"}, value) == [f"must be a finite number, not {value}"]

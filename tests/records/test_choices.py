@@ -6,7 +6,7 @@ from typing import get_args
 
 import pytest
 
-from ask_mcp.models import Ask
+from ask_mcp.models import Ask, storable
 from ask_mcp.protocol.forms import Action
 from ask_mcp.records.choices import CLOSED_AS, ROUTES, STATUS_FOR_ACTION, closed_as
 from ask_mcp.server.eras.tasks import TASK_STATUSES, TERMINAL, task_status
@@ -42,3 +42,12 @@ def test_a_tasks_status_reads_back_from_its_rows_text_and_nothing_else_does() ->
     assert [task_status(text) for text in TASK_STATUSES] == list(TASK_STATUSES)
     with pytest.raises(ValueError, match="no task status"):
         task_status("done")
+
+
+def test_what_is_stored_holds_no_nul_and_no_number_json_cannot_carry() -> None:
+    # Either one failed the whole batch of records it was written with (PostgreSQL refuses both).
+    assert storable({"n": float("inf"), "m": [float("nan"), 1.5], "t": "a\x00b"}) == {
+        "n": None,
+        "m": [None, 1.5],
+        "t": "a\ufffdb",
+    }

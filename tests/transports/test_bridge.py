@@ -157,3 +157,22 @@ async def test_sdk_objects_and_junk_calls_are_answered_not_raised(tmp_path: Path
     assert messages[0] == {"role": "tool", "tool_call_id": "call_1", "content": "alpha\n"}
     assert messages[1]["content"].startswith("Error: The tool call has no `function` object")
     assert "contains '..'; paths only go down from the file root" in messages[2]["content"]
+
+
+async def test_arguments_with_a_number_past_the_largest_double_are_refused_by_name() -> None:
+    server = MCPServer("bridge")
+    (message,) = await server.execute_tool_calls(
+        [
+            openai_call(
+                "call_1",
+                "user_ask",
+                '{"message": "m", "questions": [{"name": "n", '
+                '"type": "number", "default": 1e999}]}',
+            )
+        ]
+    )
+    assert message["content"] == (
+        "Error: The arguments of 'user_ask' are not usable JSON: the number 1e999 is too large "
+        "to be a finite number (it reads as infinity); send a number between "
+        "-1.7976931348623157e308 and 1.7976931348623157e308, or the value as a string."
+    )
