@@ -395,9 +395,12 @@ def test_a_log_line_shown_is_the_format_and_message_the_server_writes(block: Blo
     from ask_mcp.transports import access_log
     from askserver import settings
 
-    fmt = settings.LOGGING["formatters"]["plain"]["format"]
+    from django.utils.module_loading import import_string
+
+    spec = settings.LOGGING["formatters"]["plain"]
+    formatter = import_string(spec["()"])() if "()" in spec else logging.Formatter(spec["format"])
     record = logging.LogRecord("ask_mcp.requests", logging.INFO, "", 0, "%s", ("x",), None)
-    prefix = logging.Formatter(fmt).format(record).removesuffix(" x")
+    prefix = formatter.format(record).removesuffix(" x")
     shape = re.sub(r"\d", "9", prefix.split(" INFO ")[0])
     line = block.text.strip()
     assert re.sub(r"\d", "9", line[: len(shape)]) == shape
