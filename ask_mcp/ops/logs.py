@@ -121,6 +121,8 @@ _PLAIN_ARGUMENT: Final = (str, int, float, bool, type(None))
 later, on the handler's thread; any other argument is put into the message at once."""
 _STOP: Final = object()
 """Queued by close(): the writer's thread writes what came before it and ends."""
+_FLUSH_BOUND: Final = 10.0
+"""Seconds flush() and close() wait for the writer's thread at most."""
 
 
 class BackgroundStreamHandler(logging.StreamHandler[IO[str]]):
@@ -165,10 +167,10 @@ class BackgroundStreamHandler(logging.StreamHandler[IO[str]]):
             while not waiting.empty():
                 batch.append(waiting.get_nowait())
             stop = _STOP in batch
+            flushed = [each for each in batch if isinstance(each, threading.Event)]
+            records = [each for each in batch if isinstance(each, logging.LogRecord)]
             lines = []
-            for record in batch:
-                if record is _STOP:
-                    continue
+            for record in records:
                 try:
                     if self.filter(record):
                         lines.append(self.format(record) + self.terminator)
@@ -179,16 +181,28 @@ class BackgroundStreamHandler(logging.StreamHandler[IO[str]]):
                     self.stream.write("".join(lines))
                     self.stream.flush()
                 except Exception:
-                    self.handleError(batch[0])
+                    self.handleError(records[-1])
+            for each in flushed:
+                each.set()
             if stop:
                 return
+
+    def flush(self) -> None:
+        """Return once every record handled before this call is written (a bounded wait)."""
+        writer = self._writer
+        if writer is None or not writer.is_alive() or writer is threading.current_thread():
+            super().flush()
+            return
+        written = threading.Event()
+        self._queue.put(written)
+        written.wait(_FLUSH_BOUND)
 
     def close(self) -> None:
         """Write what is queued, stop the thread, then close as a stream handler does."""
         writer = self._writer
         if writer is not None and writer.is_alive() and writer is not threading.current_thread():
             self._queue.put(_STOP)
-            writer.join(timeout=10.0)
+            writer.join(timeout=_FLUSH_BOUND)
         self._writer = None
         super().close()
 
