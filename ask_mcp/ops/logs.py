@@ -22,6 +22,7 @@ import queue
 import re
 import sys
 import threading
+import time
 import weakref
 from typing import IO, Any, Final
 
@@ -123,6 +124,10 @@ _STOP: Final = object()
 """Queued by close(): the writer's thread writes what came before it and ends."""
 _FLUSH_BOUND: Final = 10.0
 """Seconds flush() and close() wait for the writer's thread at most."""
+GATHER_SECONDS: Final = 0.02
+"""How long the writer's thread waits after a write before it takes the next batch: a line is
+written at most this late, and under load the thread wakes 50 times a second rather than once
+per request (a wake-up was a fifth of a request line's CPU when requests came one by one)."""
 
 
 class BackgroundStreamHandler(logging.StreamHandler[IO[str]]):
@@ -140,6 +145,7 @@ class BackgroundStreamHandler(logging.StreamHandler[IO[str]]):
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._writer: threading.Thread | None = None
         self._start_lock = threading.Lock()
+        self.gather = GATHER_SECONDS
 
     def handle(self, record: logging.LogRecord) -> bool:
         """Queue `record`; its filters and format run on the writer's thread."""
@@ -186,6 +192,7 @@ class BackgroundStreamHandler(logging.StreamHandler[IO[str]]):
                 each.set()
             if stop:
                 return
+            time.sleep(self.gather)  # the records of the next 20 ms come as one batch
 
     def flush(self) -> None:
         """Return once every record handled before this call is written (a bounded wait)."""
