@@ -127,7 +127,7 @@ _FLUSH_BOUND: Final = 10.0
 GATHER_SECONDS: Final = 0.02
 """How long the writer's thread waits after a write before it takes the next batch: a line is
 written at most this late, and under load the thread wakes 50 times a second rather than once
-per request (a wake-up was a fifth of a request line's CPU when requests came one by one)."""
+per request (each wake-up is a switch of threads and of the GIL)."""
 
 
 class BackgroundStreamHandler(logging.StreamHandler[IO[str]]):

@@ -60,8 +60,8 @@ _PLANNER: Final = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ask_mcp-
 
 def _kept_start(ask_id: uuid.UUID, link_base: str) -> int:
     """plan.start on the planner's thread, on the connection it keeps from ask to ask: under
-    database_sync_to_async each new ask opened and closed a connection (CONN_MAX_AGE 0), a
-    fifth of what creating a task cost (docs/measurements/logging-measurements.md). After a
+    database_sync_to_async each new ask opened and closed a connection (CONN_MAX_AGE 0): the
+    largest part of creating a task in a profile (docs/measurements/logging-measurements.md). After a
     connection error the connection is dropped and the plan runs once more on a new one
     (planning twice adds nothing: every delivery has its unique key)."""
     try:

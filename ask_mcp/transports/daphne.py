@@ -25,8 +25,8 @@ daphne's own access log (`--access-log`, or verbosity 1, as `make run` serves) g
 logging, as `daphne.access` records at INFO, formatted like every other line (JSON ones with
 ASKSERVER_LOG_FORMAT=json) and written by the log handler's thread, and it leaves out the
 requests the application logs itself (/mcp: :mod:`ask_mcp.transports.access_log`'s line). Each
-MCP request had two lines, daphne's written to stdout on the event loop; that second line was
-most of what the request log cost (docs/measurements/logging-measurements.md).
+MCP request had two lines, both written on the event loop, daphne's to stdout
+(docs/measurements/logging-measurements.md).
 
 :func:`freeze_startup_objects` keeps the garbage collector's full passes off the objects every
 process builds at startup, under any server.
@@ -112,6 +112,10 @@ def _access_log_through_logging() -> None:
     from ask_mcp.transports.access_log import SELF_LOGGED
 
     access_logger = logging.getLogger("daphne.access")
+    if (
+        access_logger.level == logging.NOTSET
+    ):  # the project's LOGGING did not set it (askserver does)
+        access_logger.setLevel(logging.INFO)
     logged_by_daphne = access.AccessLogGenerator.__call__
 
     def call(self: Any, protocol: str, action: str, details: dict[str, Any]) -> None:

@@ -395,7 +395,7 @@ class TaskEngine:
         become one, as with a bad `questions` argument: the ordinary call answers it)."""
         now = self._clock()
         # Expired tasks are not counted rather than purged here: the sweeper purges them, and a
-        # purge (a delete on the store's thread) was a third of what creating a task cost.
+        # purge was one more query on the store's thread for every task created.
         if await self.store.open_count(ctx.who.principal or "", now) >= self.limit:
             raise ToolError(
                 f"This principal already has {self.limit} open tasks (the limit, "
