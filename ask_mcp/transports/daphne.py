@@ -112,9 +112,8 @@ def _access_log_through_logging() -> None:
     from ask_mcp.transports.access_log import SELF_LOGGED
 
     access_logger = logging.getLogger("daphne.access")
-    if (
-        access_logger.level == logging.NOTSET
-    ):  # the project's LOGGING did not set it (askserver does)
+    # INFO unless the project's LOGGING sets its level (askserver's sets ASKSERVER_LOG_LEVEL).
+    if access_logger.level == logging.NOTSET:
         access_logger.setLevel(logging.INFO)
     logged_by_daphne = access.AccessLogGenerator.__call__
 
