@@ -10,6 +10,7 @@ writer included; the recorder is flushed before the clock stops.
     python -m bench.inprocess --profile loop   # plus a cProfile of the event loop's thread
     python -m bench.inprocess --logs           # CPU per call with logs off, plain, JSON + metrics
     python -m bench.inprocess --logs --tree ../askserver-main   # the same, another checkout's code
+    python -m bench.inprocess --tasks 300      # CPU per user_ask task created (8 clients)
 
 With `--logs` the process switches its logging between the variants block after block (the
 project's own LOGGING, its level and format changed, metrics on for the last), so a slow spell
@@ -28,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -134,6 +136,44 @@ async def _call(app: Any, token: str, n: int) -> None:
         app, token, {"jsonrpc": "2.0", "id": 2 * n + 1, "method": "tools/call", "params": retry}
     )
     assert "yes" in final["result"]["content"][0]["text"], final
+
+
+TASK_META: dict[str, Any] = {
+    **META,
+    "io.modelcontextprotocol/clientCapabilities": {
+        "extensions": {"io.modelcontextprotocol/tasks": {}},
+        "elicitation": {"form": {}},
+    },
+}
+"""A client that declares the Tasks extension and shows forms (as bench/tasks.py's)."""
+
+
+async def _create_tasks(app: Any, token: str, count: int, concurrency: int) -> float:
+    """CPU µs per `user_ask` task created by `concurrency` clients (every thread counted, the
+    background planning of each ask's deliveries included: the loop idles until it is done)."""
+
+    async def create(serial: Iterator[int]) -> None:
+        for n in serial:
+            body = {
+                "jsonrpc": "2.0",
+                "id": n,
+                "method": "tools/call",
+                "params": {
+                    "name": "user_ask",
+                    "arguments": {"message": f"May task {n} go ahead?"},
+                    "_meta": TASK_META,
+                },
+            }
+            reply = await _post(app, token, body)
+            assert reply["result"]["resultType"] == "task", reply
+
+    await create(iter(range(50)))  # warm: the token cache, the store's and planner's connections
+    await asyncio.sleep(1.0)
+    serial = iter(range(50, 50 + count))
+    started = time.process_time()
+    await asyncio.gather(*(create(serial) for _ in range(concurrency)))
+    await asyncio.sleep(1.0)  # the last asks' planning, on its thread
+    return (time.process_time() - started) / count * 1e6
 
 
 def _load(app_path: str) -> Any:
@@ -286,15 +326,23 @@ def main() -> None:
     parser.add_argument("--logs", action="store_true", help="logging variants side by side")
     parser.add_argument("--blocks", type=int, default=15, help="--logs: blocks per variant")
     parser.add_argument("--block", type=int, default=100, help="--logs: MRTR calls per block")
+    parser.add_argument("--tasks", type=int, default=0, help="CPU per task created, N tasks")
     parser.add_argument("--tree", type=Path, default=ROOT, help="the checkout whose code runs")
     args = parser.parse_args()
     ROOT = args.tree.resolve()
     sys.path.insert(0, str(ROOT))
+    if args.tasks:  # one principal creates them all: no TASK_LIMIT in the way
+        os.environ["ASKSERVER_BENCH_CONFIG"] = json.dumps({"TASK_LIMIT": 10**6})
     with tempfile.TemporaryDirectory() as tmp:
         token = _prepare(Path(tmp), args.observer)
         import django
 
         django.setup()
+        if args.tasks:
+            application = _load(args.app)
+            per_task = asyncio.run(_create_tasks(application, token, args.tasks, 8))
+            print(json.dumps({"cpu_us_per_task_created": round(per_task, 1)}))
+            return
         if args.logs:
             application = _load(args.app)
             asyncio.run(_logs(token, application, args.blocks, args.block, Path(tmp) / "log"))
