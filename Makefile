@@ -20,7 +20,7 @@ help:
 	@echo "make test         lint, type-check, the docs build, the whole test suite and the conformance suite"
 	@echo "make docs         build the docs site strictly into $(SITE) (no broken link, no page outside the nav)"
 	@echo "make conformance  the official MCP conformance suite, both eras (installs Node 22 once)"
-	@echo "make bench        throughput, memory, resume, durability, tasks, held, inbox (two CPUs)"
+	@echo "make bench        throughput, ops (logging cost), memory, resume, durability, tasks, held, inbox (two CPUs)"
 	@echo "make soak         20 minutes of asks at a steady rate: memory and open files stay flat"
 
 $(STAMP): pyproject.toml
@@ -83,6 +83,7 @@ $(SDK_VENV)/.installed-stamp: Makefile
 
 bench: $(STAMP) $(SDK_VENV)/.installed-stamp
 	$(PY) -m bench.run throughput
+	$(PY) -m bench.run ops
 	$(PY) -m bench.run memory
 	$(PY) -m bench.run resume
 	$(PY) -m bench.run durability

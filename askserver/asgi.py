@@ -10,7 +10,6 @@ import os
 
 from django.core.asgi import get_asgi_application
 
-from askserver import environment
 from askserver.var import prepare_var_dir
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "askserver.settings")
@@ -27,9 +26,9 @@ from ask_mcp.routing import build_application  # noqa: E402  (needs the app regi
 from ask_mcp.transports import shutdown  # noqa: E402
 from ask_mcp.transports.daphne import freeze_startup_objects, tune_daphne  # noqa: E402
 
-# Under daphne only: skip Twisted's work that daphne never uses; with JSON logs, daphne's access
-# lines go through logging too, so every line of the process is JSON.
-tune_daphne(access_log_through_logging=environment.get("LOG_FORMAT", os.environ) == "json")
+# Under daphne only: skip Twisted's work that daphne never uses; daphne's access lines go through
+# logging (JSON ones with ASKSERVER_LOG_FORMAT=json), none for /mcp, whose line is askserver's.
+tune_daphne()
 shutdown.install()  # under daphne only: SIGTERM leaves every ask pending, the recorder written
 
 application = build_application(django_asgi_app)

@@ -220,14 +220,19 @@ LOGGING = {
     },
     "filters": {"secrets": {"()": "ask_mcp.ops.logs.SecretsFilter"}},
     "handlers": {
+        # Filtered, formatted and written on a thread of its own, off the event loop.
         "console": {
-            "class": "logging.StreamHandler",
+            "class": "ask_mcp.ops.logs.BackgroundStreamHandler",
             "formatter": _env("LOG_FORMAT"),
             "filters": ["secrets"],
         }
     },
     "root": {"handlers": ["console"], "level": "WARNING"},
-    "loggers": {"ask_mcp": {"level": _env("LOG_LEVEL")}},
+    "loggers": {
+        "ask_mcp": {"level": _env("LOG_LEVEL")},
+        # daphne's access lines (the inbox's pages and sockets; /mcp has askserver's own line).
+        "daphne.access": {"level": _env("LOG_LEVEL")},
+    },
 }
 
 # Django's own CSP: scripts, styles and connections from this site only, no inline script or

@@ -8,6 +8,14 @@ writer included; the recorder is flushed before the clock stops.
     python -m bench.inprocess                  # CPU µs per call, full product
     python -m bench.inprocess --observer none  # without the recorder
     python -m bench.inprocess --profile loop   # plus a cProfile of the event loop's thread
+    python -m bench.inprocess --logs           # CPU per call with logs off, plain, JSON + metrics
+    python -m bench.inprocess --logs --tree ../askserver-main   # the same, another checkout's code
+    python -m bench.inprocess --tasks 300      # CPU per user_ask task created (8 clients)
+
+With `--logs` the process switches its logging between the variants block after block (the
+project's own LOGGING, its level and format changed, metrics on for the last), so a slow spell
+falls on every variant alike; each block's CPU is divided by the block of logs off just before
+it, and the medians of those ratios are printed. daphne's access log is not in it (no server).
 """
 
 from __future__ import annotations
@@ -16,10 +24,12 @@ import argparse
 import asyncio
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -128,6 +138,44 @@ async def _call(app: Any, token: str, n: int) -> None:
     assert "yes" in final["result"]["content"][0]["text"], final
 
 
+TASK_META: dict[str, Any] = {
+    **META,
+    "io.modelcontextprotocol/clientCapabilities": {
+        "extensions": {"io.modelcontextprotocol/tasks": {}},
+        "elicitation": {"form": {}},
+    },
+}
+"""A client that declares the Tasks extension and shows forms (as bench/tasks.py's)."""
+
+
+async def _create_tasks(app: Any, token: str, count: int, concurrency: int) -> float:
+    """CPU µs per `user_ask` task created by `concurrency` clients (every thread counted, the
+    background planning of each ask's deliveries included: the loop idles until it is done)."""
+
+    async def create(serial: Iterator[int]) -> None:
+        for n in serial:
+            body = {
+                "jsonrpc": "2.0",
+                "id": n,
+                "method": "tools/call",
+                "params": {
+                    "name": "user_ask",
+                    "arguments": {"message": f"May task {n} go ahead?"},
+                    "_meta": TASK_META,
+                },
+            }
+            reply = await _post(app, token, body)
+            assert reply["result"]["resultType"] == "task", reply
+
+    await create(iter(range(50)))  # warm: the token cache, the store's and planner's connections
+    await asyncio.sleep(1.0)
+    serial = iter(range(50, 50 + count))
+    started = time.process_time()
+    await asyncio.gather(*(create(serial) for _ in range(concurrency)))
+    await asyncio.sleep(1.0)  # the last asks' planning, on its thread
+    return (time.process_time() - started) / count * 1e6
+
+
 def _load(app_path: str) -> Any:
     """Import the ASGI application before any event loop runs, as daphne and uvicorn do: the
     project's asgi module runs the system checks at import, and a check that reads the database
@@ -195,7 +243,70 @@ async def _run(
     return spent / calls, writer_cpu / calls
 
 
+LOG_VARIANTS: dict[str, tuple[str, str, bool]] = {
+    "off": ("WARNING", "plain", False),
+    "plain request lines": ("INFO", "plain", False),
+    "JSON request lines + metrics": ("INFO", "json", True),
+}
+"""Logging variants of --logs: the `ask_mcp` level, the console format, metrics on."""
+
+
+def _use_logging(level: str, form: str, metrics_on: bool, log_file: Any) -> None:
+    import copy
+    import logging.config
+
+    from django.conf import settings
+
+    from ask_mcp.ops import metrics
+
+    for handler in logging.getLogger().handlers:
+        handler.flush()
+        handler.close()
+    config = copy.deepcopy(settings.LOGGING)
+    config["handlers"]["console"]["formatter"] = form
+    config["handlers"]["console"]["stream"] = log_file
+    config["loggers"]["ask_mcp"]["level"] = level
+    logging.config.dictConfig(config)
+    metrics._enabled = False
+    if metrics_on:
+        metrics.enable()
+
+
+async def _logs(token: str, application: Any, blocks: int, calls: int, log_path: Path) -> None:
+    """CPU per call of each logging variant, block after block in this process, the log
+    written to `log_path` (a server's log goes to a file too)."""
+    import logging
+
+    log_file = log_path.open("a", buffering=1)
+    for n in range(200):  # warm every path
+        await _call(application, token, n)
+    per_call: dict[str, list[float]] = {name: [] for name in LOG_VARIANTS}
+    ratios: dict[str, list[float]] = {name: [] for name in LOG_VARIANTS}
+    serial = iter(range(1000, 10**9))
+    for _ in range(blocks):
+        for name, (level, form, metrics_on) in LOG_VARIANTS.items():
+            _use_logging(level, form, metrics_on, log_file)
+            started = time.process_time()
+            for _ in range(calls):
+                await _call(application, token, next(serial))
+            for handler in logging.getLogger().handlers:
+                handler.flush()  # the lines of the block are written within it
+            per_call[name].append((time.process_time() - started) / calls * 1e6)
+            ratios[name].append(per_call[name][-1] / per_call["off"][-1])
+    for name in LOG_VARIANTS:
+        cpu = statistics.median(per_call[name])
+        ratio = statistics.median(ratios[name])
+        print(
+            f"{name:32} {cpu:>9.1f} us/call  {ratio:.3f}x off  (blocks: "
+            f"{', '.join(f'{r:.3f}' for r in ratios[name])})"
+        )
+    log_file.close()
+    lines = len(log_path.read_text().splitlines())
+    print(f"log: {lines} lines for {blocks * calls * (len(LOG_VARIANTS) - 1)} calls logged")
+
+
 def main() -> None:
+    global ROOT
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--calls", type=int, default=3000)
     parser.add_argument("--concurrency", type=int, default=4)
@@ -212,13 +323,30 @@ def main() -> None:
         help="cProfile the event loop's thread or the recorder's writer thread (one at a time: "
         "Python 3.12 allows one profiler per process)",
     )
+    parser.add_argument("--logs", action="store_true", help="logging variants side by side")
+    parser.add_argument("--blocks", type=int, default=15, help="--logs: blocks per variant")
+    parser.add_argument("--block", type=int, default=100, help="--logs: MRTR calls per block")
+    parser.add_argument("--tasks", type=int, default=0, help="CPU per task created, N tasks")
+    parser.add_argument("--tree", type=Path, default=ROOT, help="the checkout whose code runs")
     args = parser.parse_args()
+    ROOT = args.tree.resolve()
     sys.path.insert(0, str(ROOT))
+    if args.tasks:  # one principal creates them all: no TASK_LIMIT in the way
+        os.environ["ASKSERVER_BENCH_CONFIG"] = json.dumps({"TASK_LIMIT": 10**6})
     with tempfile.TemporaryDirectory() as tmp:
         token = _prepare(Path(tmp), args.observer)
         import django
 
         django.setup()
+        if args.tasks:
+            application = _load(args.app)
+            per_task = asyncio.run(_create_tasks(application, token, args.tasks, 8))
+            print(json.dumps({"cpu_us_per_task_created": round(per_task, 1)}))
+            return
+        if args.logs:
+            application = _load(args.app)
+            asyncio.run(_logs(token, application, args.blocks, args.block, Path(tmp) / "log"))
+            return
         per_call, writer = asyncio.run(
             _run(token, args.calls, args.concurrency, args.profile, _load(args.app))
         )

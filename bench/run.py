@@ -141,12 +141,17 @@ class Askserver:
         return asgi_command(server, self.APP, port)
 
 
-def asgi_command(server: str, app: str, port: int, venv: Path = VENV) -> list[str]:
+def asgi_command(
+    server: str, app: str, port: int, venv: Path = VENV, *, quiet: bool = True
+) -> list[str]:
     """Serve an ASGI application under daphne or uvicorn on loopback, without an access log and,
     under uvicorn, with its C parser and event loop named (as the SDK peer runs); from `venv`'s
-    executables (another checkout's, for bench.compare)."""
+    executables (another checkout's, for bench.compare). Not `quiet`, daphne runs as `make run`
+    runs it (verbosity 1: its access log on); uvicorn runs as `make run SERVER=uvicorn` does
+    either way (no access log of its own)."""
     if server == "daphne":
-        return [str(venv / "daphne"), "-b", "127.0.0.1", "-p", str(port), "-v", "0", app]
+        verbosity = ["-v", "0"] if quiet else []
+        return [str(venv / "daphne"), "-b", "127.0.0.1", "-p", str(port), *verbosity, app]
     return [
         str(venv / "uvicorn"),
         app,
@@ -254,9 +259,20 @@ def throughput(seconds: float, rounds: int) -> dict[str, Any]:
             ),
             *(
                 (
-                    f"askserver ({server})",
+                    f"askserver ({server}, logs off)",
                     partial(product.command, server),
                     product.env,
+                    product.token,
+                )
+                for server in ("daphne", "uvicorn")
+            ),
+            # The headline: askserver as `make run` serves it (a request line each, daphne's
+            # access log on for the rest).
+            *(
+                (
+                    f"askserver ({server}, as shipped)",
+                    partial(asgi_command, server, Askserver.APP, quiet=False),
+                    {**product.env, "ASKSERVER_LOG_LEVEL": "INFO"},
                     product.token,
                 )
                 for server in ("daphne", "uvicorn")
@@ -289,18 +305,38 @@ def throughput(seconds: float, rounds: int) -> dict[str, Any]:
     return rows
 
 
-OPS_VARIANTS: dict[str, dict[str, str]] = {
-    "off (WARNING, no metrics)": {"ASKSERVER_LOG_LEVEL": "WARNING"},
-    "request lines (INFO, plain)": {"ASKSERVER_LOG_LEVEL": "INFO"},
-    "metrics + JSON request lines": {
-        "ASKSERVER_LOG_LEVEL": "INFO",
-        "ASKSERVER_LOG_FORMAT": "json",
-        "ASKSERVER_METRICS": "1",
-        "ASKSERVER_METRICS_TOKEN": "bench-metrics-token-0123456789",
-    },
+OFF: Final = "off (WARNING, no metrics)"
+"""The operations suite's baseline: what the throughput suite's logs-off rows measure."""
+OPS_VARIANTS: dict[str, tuple[dict[str, str], bool]] = {
+    OFF: ({"ASKSERVER_LOG_LEVEL": "WARNING"}, True),
+    "shipped default (make run)": ({"ASKSERVER_LOG_LEVEL": "INFO"}, False),
+    "metrics + JSON request lines": (
+        {
+            "ASKSERVER_LOG_LEVEL": "INFO",
+            "ASKSERVER_LOG_FORMAT": "json",
+            "ASKSERVER_METRICS": "1",
+            "ASKSERVER_METRICS_TOKEN": "bench-metrics-token-0123456789",
+        },
+        False,
+    ),
 }
-"""The operations suite's variants: what the throughput suite measures (the request log line
-below its level, metrics off), the shipped default (a plain line per request), and everything on."""
+"""The operations suite's variants, each with its environment and whether daphne runs quiet
+(`-v 0`): logs off (the request line below its level, metrics off, daphne's access log off, as
+the throughput suite's logs-off rows); the shipped default, as `make run` serves it (a plain line
+per request, daphne's access log on); and everything on."""
+OPS_CPU_TARGET: Final = 1.05
+"""Issue 33: each logging variant costs at most 5 % more server CPU per call than logs off."""
+CEILING_TARGETS: Final = {"daphne": 1.0, "uvicorn": 0.85}
+"""Issue 33: askserver's calls/s as a share of the bare Channels consumer's on the same server."""
+TAIL_TARGET: Final = 3.0
+"""Issue 33: a round's p99 at most this many times its p50."""
+TASKS_GET_TARGET: Final = 1.5
+"""Issue 33: tasks/get of a waiting task at most this many times an MRTR round (p50 and p99)."""
+
+
+def target(met: bool, text: str) -> None:
+    """One line a later run can be compared on: the target, and whether this run met it."""
+    print(f"target {'met' if met else 'MISSED'}: {text}")
 
 
 def cpu_seconds(pid: int) -> float:
@@ -309,52 +345,78 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def ops(seconds: float, rounds: int) -> dict[str, Any]:
-    """MRTR throughput of one askserver with metrics and request logs off, default and on.
+def ops(seconds: float, rounds: int, before: Path | None = None) -> dict[str, Any]:
+    """MRTR throughput and server CPU per call of askserver with logs off, as shipped, and all on.
 
     Every variant serves at once and they take turns under the load, round after round, so a
-    slow spell on the shared machine falls on all alike; each figure is the median round.
+    slow spell on the shared machine falls on all alike; each figure is the median round. With
+    `before` (another checkout with its own `.venv`), its askserver serves every variant too,
+    interleaved with this one's: before and after in one run.
     """
+    trees = {"": ROOT} if before is None else {"before ": before.resolve(), "": ROOT}
     rows: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
-        product = Askserver(Path(tmp))
-        urls: dict[str, tuple[str, int]] = {}
-        for server in ("daphne", "uvicorn"):
-            for variant, overrides in OPS_VARIANTS.items():
-                port = free_port()
-                env = {**product.env, **overrides}
-                process = stack.enter_context(serving(product.command(server, port), env, port))
-                urls[f"{server}: {variant}"] = (f"http://127.0.0.1:{port}/mcp", process.pid)
+        urls: dict[str, tuple[str, int, str]] = {}
+        for tree_name, tree in trees.items():
+            workdir = Path(tmp) / (tree_name.strip() or "after")
+            workdir.mkdir()
+            product = Askserver(workdir, tree=tree)
+            for server in ("daphne", "uvicorn"):
+                for variant, (overrides, quiet) in OPS_VARIANTS.items():
+                    port = free_port()
+                    env = {**product.env, **overrides}
+                    argv = asgi_command(
+                        server, Askserver.APP, port, venv=tree / ".venv" / "bin", quiet=quiet
+                    )
+                    process = stack.enter_context(serving(argv, env, port, cwd=tree))
+                    urls[f"{tree_name}{server}: {variant}"] = (
+                        f"http://127.0.0.1:{port}/mcp",
+                        process.pid,
+                        product.token,
+                    )
         runs: dict[str, list[dict[str, Any]]] = {name: [] for name in urls}
         for _ in range(rounds):
-            for name, (url, pid) in urls.items():
-                before = cpu_seconds(pid)
-                result = load(url, concurrency=16, seconds=seconds, token=product.token)
+            for name, (url, pid, token) in urls.items():
+                spent = cpu_seconds(pid)
+                result = load(url, concurrency=16, seconds=seconds, token=token)
                 result["cpu_us_per_call"] = round(
-                    (cpu_seconds(pid) - before) / max(1, result["calls"]) * 1e6, 1
+                    (cpu_seconds(pid) - spent) / max(1, result["calls"]) * 1e6, 1
                 )
                 runs[name].append(result)
         for name, results in runs.items():
             cpu = sorted(r["cpu_us_per_call"] for r in results)
             rows[name] = {"c16": _median_run(results), "cpu_us_per_call": cpu[len(cpu) // 2]}
             rows[name]["cpu_rounds"] = [r["cpu_us_per_call"] for r in results]
-    for server in ("daphne", "uvicorn"):
-        base = rows[f"{server}: off (WARNING, no metrics)"]["c16"]["calls_per_s"]
-        base_cpu = rows[f"{server}: off (WARNING, no metrics)"]["cpu_us_per_call"]
-        for name, row in rows.items():
-            if name.startswith(server):
-                row["ratio_to_off"] = round(row["c16"]["calls_per_s"] / base, 3)
-                row["cpu_ratio_to_off"] = round(row["cpu_us_per_call"] / base_cpu, 3)
+    for tree_name in trees:
+        for server in ("daphne", "uvicorn"):
+            prefix = f"{tree_name}{server}: "
+            base = rows[prefix + OFF]
+            for name, row in rows.items():
+                if name.startswith(prefix):
+                    row["ratio_to_off"] = round(
+                        row["c16"]["calls_per_s"] / base["c16"]["calls_per_s"], 3
+                    )
+                    row["cpu_ratio_to_off"] = round(
+                        row["cpu_us_per_call"] / base["cpu_us_per_call"], 3
+                    )
     return rows
 
 
 def print_ops(rows: dict[str, Any]) -> None:
-    print(f"{'server: variant':40} {'calls/s':>8} {'x off':>6} {'CPU us/call':>12} {'x off':>6}")
+    print(f"{'server: variant':52} {'calls/s':>8} {'x off':>6} {'CPU us/call':>12} {'x off':>6}")
     for name, row in rows.items():
         print(
-            f"{name:40} {row['c16']['calls_per_s']:>8} {row['ratio_to_off']:>6} "
+            f"{name:52} {row['c16']['calls_per_s']:>8} {row['ratio_to_off']:>6} "
             f"{row['cpu_us_per_call']:>12} {row['cpu_ratio_to_off']:>6}  "
             f"calls/s {row['c16']['rounds']}, CPU {row['cpu_rounds']}"
+        )
+    for name, row in rows.items():
+        if name.startswith("before ") or name.endswith(OFF):
+            continue
+        target(
+            row["cpu_ratio_to_off"] <= OPS_CPU_TARGET,
+            f"{name} costs {row['cpu_ratio_to_off']}x the server CPU per call of logs off "
+            f"(at most {OPS_CPU_TARGET})",
         )
 
 
@@ -369,6 +431,22 @@ def print_throughput(rows: dict[str, Any]) -> None:
             f"{name:36} {c4['calls_per_s']:>11} {row['ratio_c4']:>6} {c4['round_p50_ms']:>8} "
             f"{c4['round_p99_ms']:>8} {c16['calls_per_s']:>12} {row['ratio_c16']:>6}"
         )
+    for server, share in CEILING_TARGETS.items():
+        bare = rows[f"ceiling: bare consumer ({server})"]
+        for variant in ("logs off", "as shipped"):
+            row = rows[f"askserver ({server}, {variant})"]
+            for level in ("c4", "c16"):
+                reached = round(row[level]["calls_per_s"] / bare[level]["calls_per_s"], 2)
+                target(
+                    reached >= share,
+                    f"askserver ({server}, {variant}) at {level}: {reached} of the bare "
+                    f"consumer's calls/s (at least {share})",
+                )
+            tail = round(row["c4"]["round_p99_ms"] / row["c4"]["round_p50_ms"], 1)
+            target(
+                tail <= TAIL_TARGET,
+                f"askserver ({server}, {variant}) at c4: p99 {tail}x p50 (at most {TAIL_TARGET})",
+            )
 
 
 async def _park(url: str, token: str, count: int, concurrency: int) -> None:
@@ -671,6 +749,13 @@ def print_tasks(results: dict[str, Any]) -> None:
         f"{'tasks/get / round':24} {results['get_over_round_p50']:>8} "
         f"{results['get_over_round_p99']:>8}"
     )
+    for at in ("p50", "p99"):
+        ratio = results[f"get_over_round_{at}"]
+        target(
+            ratio <= TASKS_GET_TARGET,
+            f"tasks/get of a waiting task at {at}: {ratio}x an MRTR round "
+            f"(at most {TASKS_GET_TARGET})",
+        )
 
 
 def main() -> None:
@@ -704,6 +789,9 @@ def main() -> None:
     parser.add_argument(
         "--gets", type=int, default=4_000, help="tasks: tasks/get calls (and as many MRTR calls)"
     )
+    parser.add_argument(
+        "--before", type=Path, default=None, help="ops: another checkout, served beside this one"
+    )
     parser.add_argument("--minutes", type=float, default=20.0, help="soak duration")
     parser.add_argument("--rate", type=float, default=50.0, help="soak: MRTR calls per second")
     args = parser.parse_args()
@@ -714,7 +802,7 @@ def main() -> None:
         results: Any = throughput(args.seconds, args.rounds)
         print_throughput(results)
     elif args.suite == "ops":
-        results = ops(args.seconds, args.rounds)
+        results = ops(args.seconds, args.rounds, args.before)
         print_ops(results)
     elif args.suite == "memory":
         results = memory(args.parked, args.cycles)

@@ -1,4 +1,4 @@
-"""The log formats: plain lines and one JSON object per line (ASKSERVER_LOG_FORMAT), control characters escaped, and the filter that masks secrets in either format.
+"""The log formats: plain lines and one JSON object per line (ASKSERVER_LOG_FORMAT), control characters escaped, the filter that masks secrets, and the handler that writes them off the event loop.
 
 Pure logging: the LOGGING setting names these classes. What a record says is its emitter's
 business; nothing here decides what gets logged. The filter is the second line of defence: no
@@ -9,15 +9,26 @@ exception text quoting a header, say).
 One record is one line in both formats, whatever its text: a method or tool name an agent sent
 with a newline in it wrote a second, forged request line. The formatters escape control
 characters (:func:`escaped`) once per line, so no emitter has to remember to.
+
+:class:`BackgroundStreamHandler` is the console handler: the thread that logs a record only
+queues it; the handler's own thread filters, formats and writes it, a batch per write. A
+request line used to be masked, formatted and written (a `write` and a `flush`) on the event
+loop, in the middle of every request (docs/measurements/logging-measurements.md).
 """
 
 from __future__ import annotations
 
+import atexit
 import datetime as dt
 import json
 import logging
+import queue
 import re
-from typing import Any, Final
+import sys
+import threading
+import time
+import weakref
+from typing import IO, Any, Final
 
 SECRET_PATTERNS: Final = (
     # askserver's bearer tokens: askmcp_ and 43 URL-safe characters (256 bits).
@@ -61,8 +72,21 @@ def escaped(text: str) -> str:
     return _CONTROL.sub(_escape, text)
 
 
+_SEALED_LENGTH: Final = 84
+"""The shortest text the sealed-state pattern can match (40, the dot, 43): a shorter text that
+names neither `askmcp_` nor `bearer` holds no secret, and the patterns need not run on it."""
+
+
+def _may_hold_secret(text: str) -> bool:
+    # Three regular expressions over every request line were 9 us of the line's cost; this
+    # check is under 1 us, and a line of a request's usual size never gets past it.
+    return "askmcp_" in text or len(text) >= _SEALED_LENGTH or "bearer" in text.lower()
+
+
 def mask(text: str) -> str:
     """`text` with every bearer token and sealed state in it masked."""
+    if not _may_hold_secret(text):
+        return text
     for pattern in SECRET_PATTERNS:
         if pattern.groups:
             text = pattern.sub(lambda m: m.group(1) + MASKED, text)
@@ -136,3 +160,111 @@ class JsonFormatter(logging.Formatter):
             entry["stack"] = self.formatStack(record.stack_info)
         # json escapes C0 controls itself; `escaped` takes the rest (DEL, C1, U+2028, U+2029).
         return escaped(json.dumps(entry, ensure_ascii=False, separators=(",", ":")))
+
+
+_PLAIN_ARGUMENT: Final = (str, int, float, bool, type(None))
+"""Arguments whose text cannot change after the call: a record with only these is formatted
+later, on the handler's thread; any other argument is put into the message at once."""
+_STOP: Final = object()
+"""Queued by close(): the writer's thread writes what came before it and ends."""
+_FLUSH_BOUND: Final = 10.0
+"""Seconds flush() and close() wait for the writer's thread at most."""
+GATHER_SECONDS: Final = 0.02
+"""How long the writer's thread waits after a write before it takes the next batch: a line is
+written at most this late, and under load the thread wakes 50 times a second rather than once
+per request (each wake-up is a switch of threads and of the GIL)."""
+
+
+class BackgroundStreamHandler(logging.StreamHandler[IO[str]]):
+    """A stream handler whose filtering, formatting and writing happen on a thread of its own.
+
+    `handle` (on the event loop, for a request line) only puts the record on a queue; the
+    handler's thread takes every record waiting, runs the filters and the formatter, and
+    writes them as one text with one flush. Records keep their order. close() (logging's
+    exit hook calls it) writes whatever is queued before it returns, so a stopped server's
+    last lines are in its log.
+    """
+
+    def __init__(self, stream: IO[str] | None = None) -> None:
+        super().__init__(stream if stream is not None else sys.stderr)
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._writer: threading.Thread | None = None
+        self._start_lock = threading.Lock()
+        self.gather = GATHER_SECONDS
+
+    def handle(self, record: logging.LogRecord) -> bool:
+        """Queue `record`; its filters and format run on the writer's thread."""
+        if record.args and not all(isinstance(arg, _PLAIN_ARGUMENT) for arg in record.args):
+            # An argument could change before the thread formats it: the message now, as
+            # the caller saw it.
+            record.msg, record.args = record.getMessage(), None
+        if self._writer is None:
+            self._start()
+        self._queue.put(record)
+        return True
+
+    def _start(self) -> None:
+        with self._start_lock:
+            if self._writer is None:
+                writer = threading.Thread(target=self._write_all, name="ask_mcp-log", daemon=True)
+                writer.start()
+                self._writer = writer
+                _open_handlers.add(self)
+
+    def _write_all(self) -> None:
+        waiting = self._queue
+        while True:
+            batch = [waiting.get()]
+            while not waiting.empty():
+                batch.append(waiting.get_nowait())
+            stop = _STOP in batch
+            flushed = [each for each in batch if isinstance(each, threading.Event)]
+            records = [each for each in batch if isinstance(each, logging.LogRecord)]
+            lines = []
+            for record in records:
+                try:
+                    if self.filter(record):
+                        lines.append(self.format(record) + self.terminator)
+                except Exception:
+                    self.handleError(record)
+            if lines:
+                try:
+                    self.stream.write("".join(lines))
+                    self.stream.flush()
+                except Exception:
+                    self.handleError(records[-1])
+            for each in flushed:
+                each.set()
+            if stop:
+                return
+            time.sleep(self.gather)  # the records of the next 20 ms come as one batch
+
+    def flush(self) -> None:
+        """Return once every record handled before this call is written (a bounded wait)."""
+        writer = self._writer
+        if writer is None or not writer.is_alive() or writer is threading.current_thread():
+            super().flush()
+            return
+        written = threading.Event()
+        self._queue.put(written)
+        written.wait(_FLUSH_BOUND)
+
+    def close(self) -> None:
+        """Write what is queued, stop the thread, then close as a stream handler does."""
+        writer = self._writer
+        if writer is not None and writer.is_alive() and writer is not threading.current_thread():
+            self._queue.put(_STOP)
+            writer.join(timeout=_FLUSH_BOUND)
+        self._writer = None
+        super().close()
+
+
+_open_handlers: weakref.WeakSet[BackgroundStreamHandler] = weakref.WeakSet()
+
+
+@atexit.register
+def _write_queued() -> None:
+    # logging's own exit hook closes only the handlers it still holds; a handler dropped by a
+    # later dictConfig keeps its thread (a daemon) and its queue until here.
+    for handler in list(_open_handlers):
+        handler.close()

@@ -12,15 +12,18 @@ import asyncio
 import contextlib
 import logging
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Final
 
 from channels.db import database_sync_to_async
+from django.db import connection
 from django.utils import timezone
 
 from ask_mcp import conf
 from ask_mcp.reach import plan, queue
 from ask_mcp.records.events import ASKED, announce
+from ask_mcp.records.sql import TRANSIENT
 from ask_mcp.workers.loops import alive_here, start_in_loop
 
 logger = logging.getLogger("ask_mcp.reach")
@@ -51,10 +54,30 @@ async def one_pass() -> Pass:
     return Pass(len(reminded), len(escalated), tried)
 
 
+_PLANNER: Final = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ask_mcp-reach-plan")
+"""The thread that plans new asks' first deliveries, keeping its database connection."""
+
+
+def _kept_start(ask_id: uuid.UUID, link_base: str) -> int:
+    """plan.start on the planner's thread, on the connection it keeps from ask to ask: under
+    database_sync_to_async each new ask opened and closed a connection (CONN_MAX_AGE 0): the
+    largest part of creating a task in a profile (docs/measurements/logging-measurements.md). After a
+    connection error the connection is dropped and the plan runs once more on a new one
+    (planning twice adds nothing: every delivery has its unique key)."""
+    try:
+        return plan.start(ask_id, link_base)
+    except TRANSIENT:
+        connection.close()
+    return plan.start(ask_id, link_base)
+
+
 async def asked(ask_id: str, link_base: str) -> None:
     """A new browser ask: plan its first deliveries and send them now (in the background)."""
     try:
-        planned = await database_sync_to_async(plan.start)(uuid.UUID(hex=ask_id), link_base)
+        loop = asyncio.get_running_loop()
+        planned = await loop.run_in_executor(
+            _PLANNER, _kept_start, uuid.UUID(hex=ask_id), link_base
+        )
     except Exception:  # a notification problem must never cost the question
         logger.exception("could not plan the notifications of ask %s", ask_id)
         return

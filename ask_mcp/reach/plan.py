@@ -41,7 +41,13 @@ class Escalated:
 
 def start(ask_id: uuid.UUID, link_base: str) -> int:
     """An ask has just been put to people in the browser: remember its links' origin, tell them."""
-    AskReach.objects.update_or_create(ask_id=ask_id, defaults={"link_base": link_base})
+    # One upsert: update_or_create was a transaction of a locking read and a write.
+    AskReach.objects.bulk_create(
+        [AskReach(ask_id=ask_id, link_base=link_base)],
+        update_conflicts=True,
+        unique_fields=["ask"],
+        update_fields=["link_base"],
+    )
     return plan(ask_id, Purpose.ASKED)
 
 

@@ -128,8 +128,10 @@ def _save(task: TaskRecord) -> bool:
     return bool(written)
 
 
-def _open_count(principal: str) -> int:
-    return Task.objects.filter(principal=principal).exclude(status__in=TERMINAL).count()
+def _open_count(principal: str, now: float | None) -> int:
+    at = dt.datetime.now(dt.UTC) if now is None else _at(now)
+    found = Task.objects.filter(principal=principal, expires_at__gt=at)
+    return found.exclude(status__in=TERMINAL).count()
 
 
 def purge_tasks(now: dt.datetime) -> int:
@@ -180,8 +182,8 @@ class TaskRows:
         written: bool = await self._run(_save, task)
         return written
 
-    async def open_count(self, principal: str) -> int:
-        count: int = await self._run(_open_count, principal)
+    async def open_count(self, principal: str, now: float | None = None) -> int:
+        count: int = await self._run(_open_count, principal, now)
         return count
 
     async def purge(self, now: float) -> int:

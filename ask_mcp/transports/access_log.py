@@ -17,6 +17,9 @@ from ask_mcp.protocol import mcp
 
 logger = logging.getLogger("ask_mcp.requests")
 
+SELF_LOGGED: Final[set[str]] = set()
+"""The paths whose requests have this module's line (the endpoint adds its own): the server's
+access log leaves them out, so a request has one line."""
 ANONYMOUS: Final = "anonymous"
 """The principal logged for a request let in without a token (ALLOW_ANONYMOUS_LOOPBACK)."""
 NAME_CHARS: Final = 128

@@ -21,9 +21,12 @@ lacks: a body over the limit refused before it is read (declared) or as it passe
 (chunked), a deadline for headers, and a cap on connections per client address. It changes
 nothing under uvicorn or any other server, and does nothing when daphne is not loaded
 (importing daphne's server would install its reactor).
-Asked to (askserver does with ASKSERVER_LOG_FORMAT=json), it also sends daphne's own access log
-(`--access-log`, or verbosity 1) through logging, as `daphne.access` records, so every line of
-the process is JSON.
+daphne's own access log (`--access-log`, or verbosity 1, as `make run` serves) goes through
+logging, as `daphne.access` records at INFO, formatted like every other line (JSON ones with
+ASKSERVER_LOG_FORMAT=json) and written by the log handler's thread, and it leaves out the
+requests the application logs itself (/mcp: :mod:`ask_mcp.transports.access_log`'s line). Each
+MCP request had two lines, both written on the event loop, daphne's to stdout
+(docs/measurements/logging-measurements.md).
 
 :func:`freeze_startup_objects` keeps the garbage collector's full passes off the objects every
 process builds at startup, under any server.
@@ -47,12 +50,12 @@ logger = logging.getLogger("ask_mcp.transports.daphne")
 TUNED_MARK = "askserver_tuned"
 
 
-def tune_daphne(*, access_log_through_logging: bool = False) -> bool:
+def tune_daphne() -> bool:
     """Make this process's daphne skip Twisted's form parsing and access-log lines, and guard it.
 
     Call it before daphne accepts connections: the daphne command loads the ASGI application
-    (askserver/asgi.py calls this) before it builds its HTTP factory. With
-    `access_log_through_logging`, daphne's access lines become `daphne.access` log records.
+    (askserver/asgi.py calls this) before it builds its HTTP factory. daphne's access lines
+    become `daphne.access` log records, but for requests the application logs itself.
     Returns whether daphne is tuned.
     """
     if "daphne.server" not in sys.modules:
@@ -97,17 +100,28 @@ def tune_daphne(*, access_log_through_logging: bool = False) -> bool:
     # daphne looks both names up when it builds its factory and each connection's protocol.
     http_protocol.WebRequest = WebRequest
     server.HTTPFactory = HTTPFactory
-    if access_log_through_logging:
-        _access_log_through_logging()
+    _access_log_through_logging()
     return True
 
 
 def _access_log_through_logging() -> None:
-    """daphne's access lines as `daphne.access` log records (then formatted like every other)."""
+    """daphne's access lines as `daphne.access` log records (then formatted like every other),
+    none for a request the application logs itself."""
     from daphne import access
 
+    from ask_mcp.transports.access_log import SELF_LOGGED
+
     access_logger = logging.getLogger("daphne.access")
-    access_logger.setLevel(logging.INFO)
+    # INFO unless the project's LOGGING sets its level (askserver's sets ASKSERVER_LOG_LEVEL).
+    if access_logger.level == logging.NOTSET:
+        access_logger.setLevel(logging.INFO)
+    logged_by_daphne = access.AccessLogGenerator.__call__
+
+    def call(self: Any, protocol: str, action: str, details: dict[str, Any]) -> None:
+        if protocol == "http" and details["path"].partition("?")[0] in SELF_LOGGED:
+            return  # its line is the application's: one line per request
+        if access_logger.isEnabledFor(logging.INFO):
+            logged_by_daphne(self, protocol, action, details)
 
     def write_entry(
         self: Any,
@@ -128,6 +142,7 @@ def _access_log_through_logging() -> None:
             extra={"client": host, "request": request, "status": status, "bytes": length},
         )
 
+    access.AccessLogGenerator.__call__ = call
     access.AccessLogGenerator.write_entry = write_entry
 
 

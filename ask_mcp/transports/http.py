@@ -34,7 +34,7 @@ from ask_mcp.server.core import Server
 from ask_mcp.server.eras.legacy import LegacySession
 from ask_mcp.server.identity import Identity
 from ask_mcp.team.auth import Unauthorized, authenticate
-from ask_mcp.transports.access_log import Exchange
+from ask_mcp.transports.access_log import SELF_LOGGED, Exchange
 from ask_mcp.transports.admission import (
     HttpProblem,
     accepted,
@@ -178,6 +178,7 @@ class McpEndpoint:
         if scope["type"] != "http":
             raise ValueError(f"McpEndpoint serves HTTP only, not {scope['type']!r}")
         exchange = scope["ask_mcp.exchange"] = Exchange(scope["method"])
+        SELF_LOGGED.add(scope["path"])
 
         async def sending(message: Message) -> None:
             if message["type"] == "http.response.start":

@@ -1,7 +1,7 @@
 """Operating askserver: health checks a load balancer probes, Prometheus metrics after a known sequence of asks, and logs in both formats without a secret.
 
-Live daphne servers throughout. The log tests start servers without daphne's access log, so
-their log files hold only what the application logged (stderr), and search them for every
+Live daphne servers throughout. The log tests start servers as `make run` does (daphne's access
+log on, through logging, with no line for /mcp, whose requests have askserver's), and search them for every
 secret the run used: the bearer token, each requestState, each answer, the initialize-era
 session id, the signed-in person's session cookie and CSRF token, the metrics token. The
 readiness tests cut a loopback proxy in front of the machine's PostgreSQL and Redis.
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
@@ -129,8 +130,16 @@ class Run:
     principal: str
     secrets: dict[str, str] = field(default_factory=dict)
 
+    marker: str = ""
+    """A path the run requested last: its access line is the log's last of the run."""
+
     def log_lines(self) -> list[str]:
-        return [line for line in self.server.log().splitlines() if line.strip()]
+        """The log's lines once the run's last one is written (the log has its own thread)."""
+        deadline = time.monotonic() + 30.0
+        while self.marker not in (text := self.server.log()):
+            assert time.monotonic() < deadline, f"{self.marker} never logged:\n{text[-3000:]}"
+            time.sleep(0.05)
+        return [line for line in text.splitlines() if line.strip()]
 
 
 def _quickstart(server: LiveServer) -> tuple[Person, str]:
@@ -227,6 +236,11 @@ async def _known_sequence(server: LiveServer) -> Run:
             result = await call.result()
         assert browser_answer in result["result"]["content"][0]["text"]
     run.secrets["password"] = person.password
+    # The log is written in the order it was logged: once this request's line is there, every
+    # line of the run is.
+    run.marker = f"/health/live?end={uuid.uuid4().hex}"
+    async with httpx2.AsyncClient(base_url=server.base_url, timeout=30) as http:
+        assert (await http.get(run.marker)).status_code == 200
     return run
 
 
@@ -301,6 +315,19 @@ async def test_plain_logs_carry_the_same_request_lines_and_no_secret(plain_run: 
         == 4
     )
     _no_secret_in(lines, plain_run)
+
+
+async def test_an_mcp_request_has_one_line_and_a_page_has_the_servers_access_line(
+    plain_run: Run,
+) -> None:
+    # daphne runs as `make run` serves it (verbosity 1: its access log on). It used to write
+    # its own line for every /mcp request beside askserver's, on the event loop.
+    lines = plain_run.log_lines()
+    mcp_lines = [line for line in lines if "/mcp" in line or " ask_mcp.requests: " in line]
+    assert mcp_lines and all(" ask_mcp.requests: " in line for line in mcp_lines), mcp_lines
+    assert any(
+        " daphne.access: " in line and f"GET {plain_run.marker}" in line for line in lines
+    ), "the requests askserver does not log keep daphne's access line, through logging"
 
 
 # ---------------------------------------------------------------- metrics

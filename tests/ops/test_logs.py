@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+import io
 import json
 import logging
+import threading
 
-from ask_mcp.ops.logs import MASKED, JsonFormatter, PlainFormatter, SecretsFilter, escaped, mask
+from ask_mcp.ops.logs import (
+    MASKED,
+    BackgroundStreamHandler,
+    JsonFormatter,
+    PlainFormatter,
+    SecretsFilter,
+    escaped,
+    mask,
+)
 
 
 def _record(message: str, *args: object, **extra: object) -> logging.LogRecord:
@@ -80,3 +90,48 @@ def test_a_traceback_keeps_its_lines_in_the_plain_format() -> None:
         record.exc_info = sys.exc_info()
     lines = PlainFormatter().format(record).splitlines()
     assert lines[0].endswith("failed\\nforged") and lines[-1] == "ValueError: boom"
+
+
+def _handler_with(stream: io.StringIO) -> BackgroundStreamHandler:
+    handler = BackgroundStreamHandler(stream)
+    handler.setFormatter(logging.Formatter("%(name)s %(message)s"))
+    handler.addFilter(SecretsFilter())
+    return handler
+
+
+def test_the_console_handler_writes_on_its_own_thread_in_order_masked() -> None:
+    stream = io.StringIO()
+    handler = _handler_with(stream)
+    writers: set[str] = set()
+    formatter = handler.formatter
+    assert formatter is not None
+
+    class Noting(logging.Formatter):
+        def format(self, record: logging.LogRecord) -> str:
+            writers.add(threading.current_thread().name)
+            return formatter.format(record)
+
+    handler.setFormatter(Noting())
+    token = "askmcp_" + "Z9y8" * 11
+    try:
+        for n in range(200):
+            handler.handle(_record("line %d of %s", n, token if n == 7 else "-"))
+        handler.flush()  # returns once everything handled before it is written
+        lines = stream.getvalue().splitlines()
+        assert lines == [
+            f"ask_mcp.test line {n} of {MASKED if n == 7 else '-'}" for n in range(200)
+        ]
+        assert writers == {"ask_mcp-log"}, "formatted off the caller's thread"
+    finally:
+        handler.close()
+
+
+def test_a_mutable_argument_is_logged_as_it_was_and_close_writes_what_is_queued() -> None:
+    stream = io.StringIO()
+    handler = _handler_with(stream)
+    shown = ["before"]
+    handler.handle(_record("list %s", shown))
+    shown.append("after")
+    handler.handle(_record("last"))
+    handler.close()
+    assert stream.getvalue().splitlines() == ["ask_mcp.test list ['before']", "ask_mcp.test last"]

@@ -83,3 +83,15 @@ async def test_a_row_written_before_the_credential_was_kept_reads_back_with_none
     loaded = await TaskRows().load("t-before")
     assert loaded is not None
     assert loaded.who == Identity("user:1", "group:2", None, people_only=True)
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_task_past_its_time_to_live_holds_no_place_before_the_sweeper_purges_it() -> None:
+    # Creating a task no longer purges first (the sweeper does): the limit's count leaves out
+    # what a purge would have removed.
+    rows = TaskRows()
+    await rows.create(_task("t-lapsed", expires_in=0.001))
+    await rows.create(_task("t-open"))
+    later = time.time() + 1
+    assert await rows.open_count("user:1", later) == 1
+    assert await rows.load("t-lapsed") is not None, "still there until the sweeper comes"

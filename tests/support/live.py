@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,6 +54,18 @@ class LiveServer:
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
+
+    def log_once(self, pattern: str, bound: float = 30.0) -> str:
+        """The log once `pattern` (a regular expression) is in it: the server writes its log on
+        a thread of its own, a little after what it logs happened (at most `bound` seconds)."""
+        deadline = time.monotonic() + bound
+        while re.search(pattern, text := self.log()) is None:
+            if time.monotonic() > deadline:
+                raise AssertionError(
+                    f"{pattern!r} not logged in {bound} s; the log:\n{text[-3000:]}"
+                )
+            time.sleep(0.05)
+        return text
 
     def warm(self) -> None:
         """Wait for the first answer (Django's start-up), so tests' own bounds time behaviour only.

@@ -234,8 +234,9 @@ class TaskStore(Protocol):
     async def save(self, task: TaskRecord) -> bool:
         """Write the task's state unless its row is already terminal; whether it was written."""
 
-    async def open_count(self, principal: str) -> int:
-        """How many of `principal`'s tasks have not ended."""
+    async def open_count(self, principal: str, now: float | None = None) -> int:
+        """How many of `principal`'s tasks have not ended and are not past their time to live
+        at `now` (the clock's time when None): a task the sweeper has yet to purge is not open."""
 
     async def purge(self, now: float) -> int:
         """Delete the tasks whose time to live has passed; how many."""
@@ -248,6 +249,7 @@ class MemoryTaskStore:
         self._tasks: dict[str, TaskRecord] = {}
 
     async def create(self, task: TaskRecord) -> None:
+        await self.purge(task.created_at)  # no sweeper purges this store
         self._tasks[task.id] = replace(task)
 
     async def load(self, task_id: str) -> TaskRecord | None:
@@ -261,11 +263,14 @@ class MemoryTaskStore:
         self._tasks[task.id] = replace(task, input_requests=dict(task.input_requests))
         return True
 
-    async def open_count(self, principal: str) -> int:
+    async def open_count(self, principal: str, now: float | None = None) -> int:
+        at = time.time() if now is None else now
         return sum(
             1
             for t in self._tasks.values()
-            if (t.who.principal or "") == principal and t.status not in TERMINAL
+            if (t.who.principal or "") == principal
+            and t.status not in TERMINAL
+            and t.expires_at > at
         )
 
     async def purge(self, now: float) -> int:
@@ -389,8 +394,9 @@ class TaskEngine:
         """The CreateTaskResult of a tools/call that runs as a task (None when the call cannot
         become one, as with a bad `questions` argument: the ordinary call answers it)."""
         now = self._clock()
-        await self.store.purge(now)
-        if await self.store.open_count(ctx.who.principal or "") >= self.limit:
+        # Expired tasks are not counted rather than purged here: the sweeper purges them, and a
+        # purge was one more query on the store's thread for every task created.
+        if await self.store.open_count(ctx.who.principal or "", now) >= self.limit:
             raise ToolError(
                 f"This principal already has {self.limit} open tasks (the limit, "
                 "ASKSERVER_TASK_LIMIT): wait for some to end, or cancel them with tasks/cancel"
