@@ -517,8 +517,10 @@ class Task(models.Model):
         return f"task {self.id[:8]} of {self.tool} ({self.status})"
 
 
-# How people are reached (issue 19's rows) live in their own module; imported here so Django
-# registers them with the app (last: they refer to the models above).
+# How people are reached (issue 19's rows) and decisions held for an undo window (issue 32) live
+# in their own modules; imported here so Django registers them with the app (last: they refer
+# to the models above).
+from ask_mcp.models.held import HeldDecision  # noqa: E402
 from ask_mcp.models.reach import AskReach, Delivery, Escalation, ReachPreference  # noqa: E402
 
 __all__ = [
@@ -532,6 +534,7 @@ __all__ = [
     "AskReach",
     "Delivery",
     "Escalation",
+    "HeldDecision",
     "LegacySessionRecord",
     "ReachPreference",
     "Task",

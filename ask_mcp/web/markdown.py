@@ -32,6 +32,10 @@ ALLOWED_ATTRIBUTES: Final = {
     "td": {"align"},
 }
 """Attributes kept on the allowed tags (nh3 sets each link's `rel` itself)."""
+FOCUSABLE: Final = {"pre": {"tabindex": "0"}}
+"""A code block scrolls sideways inside its card rather than widening the page (a phone is 390 px
+wide): keyboard users reach its hidden part by focusing it (WCAG 2.1.1; axe's
+scrollable-region-focusable). Tables wrap their cells instead (inbox.css)."""
 URL_SCHEMES: Final = frozenset({"http", "https", "mailto"})
 """Link schemes kept; a `javascript:` or `data:` link loses its href."""
 LINK_REL: Final = "noopener nofollow noreferrer"
@@ -70,6 +74,7 @@ def _rendered(text: str) -> str:
         attributes={tag: set(names) for tag, names in ALLOWED_ATTRIBUTES.items()},
         url_schemes=set(URL_SCHEMES),
         link_rel=LINK_REL,
+        set_tag_attribute_values={tag: dict(values) for tag, values in FOCUSABLE.items()},
     )
 
 
