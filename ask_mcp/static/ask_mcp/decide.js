@@ -55,16 +55,18 @@
     undone = form ? form.closest(".ask-card")?.id : null;
   });
 
-  document.addEventListener("htmx:afterSwap", () => {
+  // htmx:load fires on what a swap brought in (an outerHTML swap's old target is detached).
+  document.addEventListener("htmx:load", (event) => {
+    const card = event.detail.elt;
+    if (!card.matches?.(".ask-card") || !card.closest("#ask-list")) return;
     tick();
-    const fresh = document.querySelector(".ask-card.held:not([data-held-seen])");
-    if (fresh) {
-      fresh.dataset.heldSeen = "";
-      fresh.querySelector("form.undo button")?.focus();
-    } else if (undone) {
-      document.getElementById(undone)?.querySelector("summary")?.focus();
+    if (card.matches(".held") && !("heldSeen" in card.dataset)) {
+      card.dataset.heldSeen = "";
+      if (!undone) card.querySelector("form.undo button")?.focus();
+    } else if (undone === card.id) {
+      card.querySelector("summary")?.focus();
     }
-    undone = null;
+    if (undone === card.id) undone = null;
     heldEnded();
   });
   document.addEventListener("htmx:wsAfterMessage", heldEnded);
