@@ -420,7 +420,9 @@ async def test_model_supplied_text_is_shown_as_text_never_run(
     )
     shown = await open_card(page, message)  # arrived over the socket
     await expect(shown.locator(".ask-message")).to_contain_text(attack)
-    await expect(shown.get_by_text('<b onmouseover="window.__pwned = 3">bold?</b>')).to_be_visible()
+    await expect(
+        shown.locator("legend").get_by_text('<b onmouseover="window.__pwned = 3">bold?</b>')
+    ).to_be_visible()
     await expect(shown.locator(".ask-message img, .ask-message script, legend b")).to_have_count(0)
     ask_hex = await shown.get_attribute("data-ask")
     assert ask_hex is not None

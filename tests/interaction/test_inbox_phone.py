@@ -132,6 +132,9 @@ async def test_a_folded_card_says_it_opens_and_an_opened_one_says_its_title_once
     web: LiveServer, admin: Person, open_as: OpenAs
 ) -> None:
     page = await open_as(admin, **DESKTOP)
+    missing: list[str] = []
+    page.on("response", lambda response: response.status == 404 and missing.append(response.url))
+    await page.reload()
     await live_inbox(page)
     message = unique("Rotate the staging keys?")
     call = ask_form(web.mcp_url, message, LONG_FORM)
@@ -147,3 +150,4 @@ async def test_a_folded_card_says_it_opens_and_an_opened_one_says_its_title_once
     await expect(page.locator("details.filters-fold")).not_to_have_attribute("open", "")
     await shown.get_by_role("button", name="Decline").click()
     await finish(call)
+    assert missing == []  # not even a favicon
