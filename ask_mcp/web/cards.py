@@ -145,7 +145,13 @@ class AskItem:
     @property
     def history_lines(self) -> list[tuple[AskEvent, str]]:
         """The history's events, each with where it happened in words ("in the inbox")."""
-        return [(event, route_words(event.route) if event.route else "") for event in self.history]
+        lines = []
+        for event in self.history:
+            where = route_words(event.route) if event.route else ""
+            if where and event.kind == AskEvent.Kind.CREATED:
+                where = f"to be answered {where}"  # created by the agent, not in the inbox
+            lines.append((event, where))
+        return lines
 
     @property
     def answer_rows(self) -> list[tuple[str, str]]:

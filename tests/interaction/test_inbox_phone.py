@@ -124,8 +124,10 @@ async def test_the_widest_markdown_fits_a_phone_and_no_focused_field_hides_under
     covered = await page.evaluate(_COVERED, ".ask-page .field input")
     assert covered == [], f"focused fields under the sticky send bar on the page: {covered}"
     await assert_accessible(page, f"the phone ask page with wide content ({scheme})")
+    await expect(page.locator(".ask-page .ask-meta .countdown")).to_have_count(1)
     await page.get_by_role("button", name="Decline").click()
     await finish(call)
+    await expect(page.locator(".ask-page .countdown")).to_have_count(0)  # it stopped waiting
 
 
 async def test_a_folded_card_says_it_opens_and_an_opened_one_says_its_title_once(

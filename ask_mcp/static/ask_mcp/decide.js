@@ -6,6 +6,7 @@
 //   agent is told, puts focus on Undo, and when its ask ends says whether that was this
 //   person's decision or someone else's answer that came first (then theirs was not sent).
 // - After Undo, focus goes to the question's card again.
+// - An ask's page stops counting down once its ask is answered or ended.
 // - A focused field (by Tab, a tap, the browser's own validation or the server's) is scrolled
 //   so that neither it nor its message sits under the sticky send bar (WCAG 2.4.11).
 (() => {
@@ -71,6 +72,24 @@
   });
   document.addEventListener("htmx:wsAfterMessage", heldEnded);
 
+  // ------------------------------------------------------------------ an ended ask stops counting
+
+  // An ask's page whose ask was answered (here or elsewhere) or ended no longer counts down
+  // to an expiry that will not come: its "waits until" line goes.
+  function stopCountdowns() {
+    for (const page of $$(".ask-page")) {
+      if (!page.querySelector(".ask-closed, .ask-status[data-ended], .page-outcome .outcome.sent")) continue;
+      for (const el of $$(".countdown[data-expires]", page)) {
+        delete el.dataset.expires;
+        el.textContent = "";
+        el.closest(".ask-meta > div")?.remove();
+      }
+    }
+  }
+
+  document.addEventListener("htmx:afterSettle", stopCountdowns);
+  document.addEventListener("htmx:wsAfterMessage", stopCountdowns);
+
   // ------------------------------------------------------------------ clear of the sticky bar
 
   function stickyCover(form) {
@@ -98,6 +117,7 @@
   document.addEventListener("DOMContentLoaded", () => {
     tick();
     heldEnded();
-    setInterval(() => { tick(); heldEnded(); }, TICK_MS);
+    stopCountdowns();
+    setInterval(() => { tick(); heldEnded(); stopCountdowns(); }, TICK_MS);
   });
 })();
