@@ -36,9 +36,10 @@ pytestmark = pytest.mark.asyncio(loop_scope="session")
 CHANGELIST = "/admin/ask_mcp/ask/"
 
 
-async def run_action(page: Page, message: str, action: str) -> None:
-    """Find the ask by its message in the admin list and apply an action to it."""
-    await page.goto(f"{CHANGELIST}?q={message.split(' [')[1].rstrip(']')}")
+async def run_action(page: Page, message: str, action: str, also: str = "") -> None:
+    """Find the ask by its message in the admin list (`also`: more of the query string, such as
+    a filter) and apply an action to it."""
+    await page.goto(f"{CHANGELIST}?q={message.split(' [')[1].rstrip(']')}{also}")
     row = page.locator("#result_list tbody tr", has_text=message)
     await expect(row).to_have_count(1)
     await row.locator("input[name=_selected_action]").check()
@@ -65,8 +66,10 @@ async def test_cancelling_a_browser_ask_resumes_the_held_call_with_cancelled(
     await expect(row.locator("td.field-status")).to_have_text("Pending")
     await expect(row.locator("td.field-tool")).to_have_text("user_ask")
     await expect(row.locator("td.field-who_asked")).to_have_text(re.compile(r"^mcp \S+$"))
-    await run_action(page, message, "cancel_asks")
+    # From the Pending filter, which no longer sees the ask once it is cancelled.
+    await run_action(page, message, "cancel_asks", also="&status__exact=pending")
     await expect(page.locator(".messagelist")).to_contain_text("1 ask(s) cancelled.")
+    await expect(page.locator(".messagelist")).not_to_contain_text("no longer pending")
 
     async with asyncio.timeout(15):
         result = await call
