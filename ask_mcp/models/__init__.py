@@ -17,6 +17,7 @@ from django.contrib.auth.models import AnonymousUser, Group, Permission
 from django.db import models
 from django.db.models import Exists, Q
 
+from ask_mcp.protocol.plain import plain_title
 from ask_mcp.server.errors import REASON_LIMIT
 from ask_mcp.server.ids import new_ask_id
 
@@ -225,7 +226,10 @@ class Ask(models.Model):
         ]
 
     def __str__(self) -> str:
+        # Plain words, as the inbox titles it: the admin list and the dashboard showed the raw
+        # Markdown ("## Migration plan for `orders`").
         first = self.message.strip().splitlines()[0] if self.message.strip() else ""
+        first = plain_title(first) if first else ""
         return first if len(first) <= 80 else first[:79] + "…"
 
     @property

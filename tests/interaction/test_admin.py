@@ -9,6 +9,7 @@ on the confirmation page reaches the model in each of those results, and is show
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import uuid
@@ -331,3 +332,20 @@ async def test_an_ask_record_is_read_only_with_times_to_the_second_and_answers_a
     assert re.search(r"\d\d:\d\d:\d\d", await asked.inner_text())  # local time, to the second
     await expect(page.locator(".field-decided_by .readonly")).to_have_text(admin.username)
     await assert_accessible(page, "the admin's ask page")
+
+
+async def test_the_admin_list_names_an_ask_in_plain_words_not_raw_markdown(
+    web: LiveServer, admin: Person, open_as: OpenAs
+) -> None:
+    message = unique("## Migrate `orders` **now**")
+    call = asyncio.create_task(call_tool(web.mcp_url, "user_ask", {"message": message}))
+    page = await open_as(admin)
+    tag = message.split(" [")[1].rstrip("]")
+    await page.goto(f"{CHANGELIST}?q={tag}&status__exact=pending")
+    row = page.locator("#result_list tbody tr", has_text=tag)
+    await expect(row.locator("th.field-summary, td.field-summary")).to_have_text(
+        f"Migrate orders now [{tag}]"
+    )
+    call.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await call

@@ -24,6 +24,7 @@ from playwright.async_api import Browser, Page, expect
 from tests.support import calls
 from tests.support.axe import assert_accessible
 from tests.support.browser import (
+    OUTPUT,
     WEB_CONFIG,
     Person,
     add_user,
@@ -126,6 +127,8 @@ async def test_a_refusal_waits_with_undo_and_undo_gives_the_question_back(
     await expect(held.get_by_role("button", name="Undo")).to_be_focused()
     await expect(held.locator(".undo-countdown")).to_have_text(re.compile(r"in \d+ s"))
     await assert_accessible(page, f"the inbox with a held decision ({scheme})")
+    OUTPUT.mkdir(exist_ok=True)
+    await held.screenshot(path=str(OUTPUT / f"inbox-held-{scheme}.png"))  # docs/answering/
     assert await status_of(server, message) == "pending"  # every other surface still sees it
     assert not call.done()
 
