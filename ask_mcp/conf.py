@@ -256,6 +256,18 @@ class AskSettings:
         "this many days after its expiry (90 by default).",
         optional=True,
     )
+    # 10 s: long enough to see the card change and press Undo (Gmail's default undo is 5 s, its
+    # longest 30 s), short enough that the agent hardly waits longer for a refusal.
+    undo_seconds: float | None = _key(
+        "seconds",
+        10,
+        "how long a refusal or a one-tap answer given in the inbox is held, with Undo on its card, "
+        "before the agent is told (never past the ask's expiry; [The inbox](../answering/inbox.md)); "
+        "`none` tells the agent at once",
+        check="ask_mcp.E013",
+        hint="None tells the agent at once, with no Undo.",
+        optional=True,
+    )
     email: bool = _key(
         "flag",
         False,
@@ -269,6 +281,18 @@ class AskSettings:
         "how long before an ask's expiry a reminder goes out; `none`: no reminders",
         check="ask_mcp.E032",
         hint="None sends no reminders.",
+        optional=True,
+    )
+    # 120 s: the 8 mails one person got in one second become 1 + 1 digest, and a new question
+    # after a quiet spell still goes at once; reminders and urgent mails never wait for it.
+    mail_digest_seconds: float | None = _key(
+        "seconds",
+        120,
+        "after a mail to a person, what else falls due for them within this many seconds goes as "
+        "one digest (each ask with its own link); a reminder never goes later than it is due and "
+        "urgent mails go at once ([Reaching people](../answering/reach.md)); `none`: one mail each",
+        check="ask_mcp.E033",
+        hint="None sends every notification as its own mail.",
         optional=True,
     )
     reach_seconds: float = _key(

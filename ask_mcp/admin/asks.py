@@ -390,13 +390,16 @@ class AskAdmin(AskModelAdmin):
         done: list[Ask] = []
         unreached = 0
         relay = runtime.relay()
+        # Counted before deciding: a Pending filter no longer sees the asks once they are decided
+        # (counted after, 16 cancelled from that filter read "-16 were no longer pending").
+        selected = queryset.count()
         for ask in queryset.filter(status=Ask.Status.PENDING):
             try:
                 if decide(ask=ask, user=request.user, relay=relay, reason=reason):
                     done.append(ask)
             except ChannelLayerUnavailable:
                 unreached += 1
-        skipped = queryset.count() - len(done) - unreached
+        skipped = selected - len(done) - unreached
         text = f"{len(done)} ask(s) {verb}."
         if skipped:
             text += f" {skipped} were no longer pending and were left as they were."

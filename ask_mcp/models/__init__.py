@@ -18,6 +18,7 @@ from django.contrib.auth.models import AnonymousUser, Group, Permission
 from django.db import models
 from django.db.models import Exists, Q
 
+from ask_mcp.protocol.plain import plain_title
 from ask_mcp.server.errors import REASON_LIMIT
 from ask_mcp.server.ids import new_ask_id
 
@@ -238,7 +239,10 @@ class Ask(models.Model):
         ]
 
     def __str__(self) -> str:
+        # Plain words, as the inbox titles it: the admin list and the dashboard showed the raw
+        # Markdown ("## Migration plan for `orders`").
         first = self.message.strip().splitlines()[0] if self.message.strip() else ""
+        first = plain_title(first) if first else ""
         return first if len(first) <= 80 else first[:79] + "…"
 
     @property
@@ -577,6 +581,11 @@ class RefusedAsks(models.Model):
 
 # How people are reached (issue 19's rows) live in their own module; imported here so Django
 # registers them with the app (last: they refer to the models above).
+
+# How people are reached (issue 19's rows) and decisions held for an undo window (issue 32) live
+# in their own modules; imported here so Django registers them with the app (last: they refer
+# to the models above).
+from ask_mcp.models.held import HeldDecision  # noqa: E402
 from ask_mcp.models.reach import AskReach, Delivery, Escalation, ReachPreference  # noqa: E402
 
 __all__ = [
@@ -590,6 +599,7 @@ __all__ = [
     "AskReach",
     "Delivery",
     "Escalation",
+    "HeldDecision",
     "LegacySessionRecord",
     "ReachPreference",
     "RefusedAsks",

@@ -172,6 +172,11 @@ class Delivery(models.Model):
     last_error = models.TextField(blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     sent_at = models.DateTimeField(null=True, blank=True)
+    immediate = models.BooleanField(
+        default=False,
+        help_text="Sent at once and alone, never folded into a mail digest (a push fallback, "
+        "an urgent mail); reminders are never held either.",
+    )
 
     class Meta:
         verbose_name_plural = "deliveries"

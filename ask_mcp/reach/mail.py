@@ -9,17 +9,24 @@ requestedSchema as the wire carries it: nothing is drawn or validated here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import datetime as dt
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from django.core.mail import EmailMultiAlternatives
 from django.template.loader import render_to_string
+from django.urls import reverse
+from django.utils import timezone
 from django.utils.timesince import timeuntil
 
 from ask_mcp.models import Ask, Delivery
+from ask_mcp.protocol.plain import plain_title
 from ask_mcp.reach import links
 from ask_mcp.server.context import CLIENT_NAME_CHARS, one_line
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 SUBJECTS: Final[Mapping[str, str]] = {
     "asked": "Question from {asker}: {first}",
@@ -29,16 +36,36 @@ SUBJECTS: Final[Mapping[str, str]] = {
 """Each purpose's subject line."""
 SUBJECT_CHARS: Final = 60
 """Characters of the message's first line in the subject (most clients show about that many)."""
+DIGEST_SUBJECT: Final = "{count} questions are waiting for you: {first}"
+"""A digest's subject (MAIL_DIGEST_SECONDS): how many, and the first one's title."""
 
 
-def asker(ask: Ask) -> str:
-    """Who put the question, in words: "alice via claude-code", or the client alone."""
+def asker(ask: Ask, recipient: User | None = None) -> str:
+    """Who put the question, in words: the agent, then whom it works for ("claude-code for
+    alice"); to that person themselves, "your agent claude-code" (never themselves as asker)."""
     # One line, whatever was stored: the plain-text part has no markup to escape, and a newline
     # in the name made a fake "Answer at:" line above the real link.
     client = one_line(ask.client_name, CLIENT_NAME_CHARS) or "an MCP client"
-    if ask.asked_by is not None:
-        return f"{ask.asked_by.get_username()} via {client}"
-    return client
+    if ask.asked_by is None:
+        return client
+    if recipient is not None and ask.asked_by_id == recipient.pk:
+        return f"your agent {client}"
+    return f"{client} for {ask.asked_by.get_username()}"
+
+
+def expires_in(expires_at: dt.datetime, now: dt.datetime | None = None) -> str:
+    """How long the ask still waits, honestly: "in under a minute" rather than "in 0 minutes"."""
+    left = (expires_at - (now or timezone.now())).total_seconds()
+    if left <= 0:
+        return "now"
+    if left < 60:
+        return "in under a minute"
+    return f"in {timeuntil(expires_at, now)}"
+
+
+def preferences(base: str) -> str:
+    """The person's mail preferences (the inbox's settings page), on the links' origin."""
+    return base.rstrip("/") + reverse("ask_mcp:settings")
 
 
 def context(delivery: Delivery, base: str) -> dict[str, Any]:
@@ -49,37 +76,66 @@ def context(delivery: Delivery, base: str) -> dict[str, Any]:
     reach = getattr(ask, "reach", None)
     return {
         "ask": ask,
+        "title": title(ask),
         "purpose": delivery.purpose,
         "recipient": delivery.recipient,
-        "asker": asker(ask),
+        "asker": asker(ask, delivery.recipient),
         "fields": fields_in_words(ask.schema),
         "link": link,
-        "expires_in": timeuntil(ask.expires_at),
+        "expires_in": expires_in(ask.expires_at),
         "fallback": reach.escalated_to if reach is not None else "",
+        "preferences": preferences(base),
+    }
+
+
+def title(ask: Ask) -> str:
+    """The message's first line as plain words (no Markdown marks), cut for a subject line."""
+    first = plain_title((ask.message.strip().splitlines() or [""])[0])
+    if len(first) > SUBJECT_CHARS:
+        first = first[: SUBJECT_CHARS - 1] + "…"
+    return first
+
+
+def _headers(deliveries: Sequence[Delivery], base: str) -> dict[str, str]:
+    return {
+        "Auto-Submitted": "auto-generated",  # RFC 3834: no out-of-office replies, please
+        "X-Askserver-Ask": ",".join(each.ask.id.hex for each in deliveries),
+        "X-Askserver-Delivery": ",".join(str(each.pk) for each in deliveries),
+        # RFC 2369: mail clients offer "unsubscribe"; it opens the person's mail preferences.
+        "List-Unsubscribe": f"<{preferences(base)}>",
     }
 
 
 def message(delivery: Delivery, base: str) -> EmailMultiAlternatives:
     """The mail for `delivery` (not yet sent), from DEFAULT_FROM_EMAIL to its address."""
     shown = context(delivery, base)
-    ask = delivery.ask
-    first = (ask.message.strip().splitlines() or [""])[0]
-    if len(first) > SUBJECT_CHARS:
-        first = first[: SUBJECT_CHARS - 1] + "…"
     subject = SUBJECTS[delivery.purpose].format(
-        asker=shown["asker"], first=first, fallback=shown["fallback"]
+        asker=shown["asker"], first=shown["title"], fallback=shown["fallback"]
     )
     mail = EmailMultiAlternatives(
         subject=" ".join(subject.split()),  # no line breaks from the model in a header
         body=render_to_string("ask_mcp/mail/ask.txt", shown),
         to=[delivery.address],
-        headers={
-            "Auto-Submitted": "auto-generated",  # RFC 3834: no out-of-office replies, please
-            "X-Askserver-Ask": ask.id.hex,
-            "X-Askserver-Delivery": str(delivery.pk),
-        },
+        headers=_headers([delivery], base),
     )
     mail.attach_alternative(render_to_string("ask_mcp/mail/ask.html", shown), "text/html")
+    return mail
+
+
+def digest(deliveries: Sequence[Delivery], base_of: Callable[[Ask], str]) -> EmailMultiAlternatives:
+    """One mail to one person for several asks (MAIL_DIGEST_SECONDS), each with its own signed
+    link; `base_of` gives each ask's links' origin."""
+    items = [context(each, base_of(each.ask)) for each in deliveries]
+    first = deliveries[0]
+    subject = DIGEST_SUBJECT.format(count=len(items), first=items[0]["title"])
+    shown = {"items": items, "recipient": first.recipient, "preferences": items[0]["preferences"]}
+    mail = EmailMultiAlternatives(
+        subject=" ".join(subject.split()),
+        body=render_to_string("ask_mcp/mail/digest.txt", shown),
+        to=[first.address],
+        headers=_headers(deliveries, base_of(first.ask)),
+    )
+    mail.attach_alternative(render_to_string("ask_mcp/mail/digest.html", shown), "text/html")
     return mail
 
 

@@ -27,6 +27,7 @@ from ask_mcp.models import (
     ReachPreference,
     Webhook,
 )
+from ask_mcp.reach import digest
 
 Purpose = Delivery.Purpose
 
@@ -115,6 +116,8 @@ def _row(
     webhook: Webhook | None = None,
 ) -> Delivery:
     who = f"user{person.pk}" if person is not None else f"webhook{webhook.pk if webhook else 0}"
+    if channel == Delivery.Channel.EMAIL:
+        now = digest.slot(address, purpose, now)  # the first at once, the rest as a digest
     return Delivery(
         ask=ask,
         purpose=purpose,

@@ -29,7 +29,7 @@ from django.utils import timezone
 from ask_mcp import conf
 from ask_mcp.models import Ask, Delivery
 from ask_mcp.ops import metrics
-from ask_mcp.reach import mail, targets, webhooks
+from ask_mcp.reach import digest, mail, targets, webhooks
 
 logger = logging.getLogger("ask_mcp.reach.queue")
 
@@ -174,12 +174,41 @@ def record(delivery: Delivery, outcome: Outcome, now: dt.datetime) -> str:
     return state
 
 
+def send_group(group: list[Delivery]) -> list[Outcome]:
+    """One try of a send (blocking): one row alone, or a person's mail rows as one digest
+    (MAIL_DIGEST_SECONDS); an outcome per row, in order."""
+    if len(group) == 1:
+        return [send(group[0])]
+    waiting = [each for each in group if each.ask.awaits_browser_answer]
+    if len(waiting) <= 1:
+        return [send(each) for each in group]  # what ended is skipped, one mail at most goes
+    try:
+        mail.digest(waiting, link_base).send()
+        sent = Outcome(State.SENT)
+    except (smtplib.SMTPException, OSError, ValueError) as exc:
+        sent = Outcome(State.RETRYING, f"{type(exc).__name__}: {exc}")
+    except Exception as exc:  # a bug here must cost one digest, never the loop
+        logger.exception("digest of %d deliveries could not be sent", len(waiting))
+        sent = Outcome(State.RETRYING, f"{type(exc).__name__}: {exc}")
+    return [
+        sent
+        if each.ask.awaits_browser_answer
+        else Outcome(State.SKIPPED, f"the ask was {each.ask.status} before this was sent")
+        for each in group
+    ]
+
+
 async def deliver_due() -> int:
-    """Claim what is due, try each (concurrently), keep the outcomes; returns how many were tried."""
+    """Claim what is due and the mail waiting for the same people, try each send (concurrently:
+    a person's mails as one digest), keep the outcomes; returns how many rows were tried."""
     claimed = await database_sync_to_async(claim)(timezone.now())
     if not claimed:
         return 0
-    outcomes = await asyncio.gather(*(asyncio.to_thread(send, each) for each in claimed))
-    for delivery, outcome in zip(claimed, outcomes, strict=True):
-        await database_sync_to_async(record)(delivery, outcome, timezone.now())
+    lease = timezone.now() + LEASE
+    claimed += await database_sync_to_async(digest.pull_in)(claimed, claimed[0].claim, lease)
+    sends = digest.grouped(claimed)
+    outcomes = await asyncio.gather(*(asyncio.to_thread(send_group, group) for group in sends))
+    for group, results in zip(sends, outcomes, strict=True):
+        for delivery, outcome in zip(group, results, strict=True):
+            await database_sync_to_async(record)(delivery, outcome, timezone.now())
     return len(claimed)

@@ -26,6 +26,7 @@ from channels.layers import InMemoryChannelLayer, get_channel_layer
 from ask_mcp import conf
 from ask_mcp.models import Ask, AskEvent, AskQuerySet, event_for_status
 from ask_mcp.records.events import ENDED, announce
+from ask_mcp.records.held import commit_due
 from ask_mcp.records.retention import delete_past_retention, purge_answers
 from ask_mcp.records.tasks import purge_tasks
 from ask_mcp.workers.loops import alive_here, start_in_loop
@@ -122,6 +123,8 @@ class Swept:
     released: int = 0
     deleted: int = 0
     """Ended asks deleted past ASK_RETENTION_DAYS, with their history and deliveries."""
+    committed: int = 0
+    """Held decisions committed (their undo window passed, e.g. across a restart)."""
 
 
 async def sweep(
@@ -130,9 +133,9 @@ async def sweep(
     grace: dt.timedelta = GRACE,
     orphans_of_others_than: str | None = None,
 ) -> Swept:
-    """One sweep: expire overdue asks (telling their workers), withdraw asks no call came back
-    for, release a stopped process's asks, purge old answers, the rows of idle initialize-era
-    sessions, and tasks past their TTL.
+    """One sweep: expire overdue asks (telling their workers), release a stopped process's asks,
+    commit held decisions that fell due, withdraw asks no call came back for, purge old answers,
+    the rows of idle initialize-era sessions, and tasks past their TTL.
 
     `orphans_of_others_than` is this worker's name, given only when no other worker can exist
     (see :func:`release_orphans`). The sweeper runs this every SWEEP_SECONDS; `manage.py
@@ -144,6 +147,8 @@ async def sweep(
     released = 0
     if orphans_of_others_than is not None:
         released = await database_sync_to_async(release_orphans)(orphans_of_others_than)
+    # After the release: a decision held across a restart must not wait on the stopped worker.
+    committed = await commit_due(relay, within=conf.values().sweep_seconds)
     settings = conf.values()
     withdrawn = await database_sync_to_async(withdraw_detached)(
         now, settings.detached_grace_seconds
@@ -160,7 +165,7 @@ async def sweep(
     deleted = 0
     if (keep := settings.ask_retention_days) is not None:
         deleted = (await delete_past_retention(now, keep, grace_seconds)).asks
-    return Swept(len(expired), len(withdrawn), purged, released, deleted)
+    return Swept(len(expired), len(withdrawn), purged, released, deleted, committed)
 
 
 class Sweeper:

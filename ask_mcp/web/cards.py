@@ -19,7 +19,7 @@ from django.utils import timezone
 from django.utils.safestring import SafeString
 from django.utils.timesince import timesince
 
-from ask_mcp.models import Ask, AskEvent, AskReach, Delivery
+from ask_mcp.models import Ask, AskEvent, AskReach, Delivery, HeldDecision
 from ask_mcp.protocol.forms import FieldError
 from ask_mcp.web.formfields import FormField, Submitted, build_fields, show_answer
 from ask_mcp.web.markdown import plain_title, render_markdown
@@ -40,6 +40,8 @@ ASKS: Final = "ask_mcp/asks.html"
 """The template holding every partial an ask is drawn with, on pages and pushed live."""
 
 
+QUICK_OPTIONS: Final = 4
+"""Choices a folded card shows as buttons at most (four fit one row on a 390 px phone)."""
 NO_AGENT_WAITING: Final = (
     "No agent is waiting right now: its connection dropped or its server restarted. You can "
     "still answer; the answer is kept until the agent asks again and collects it."
@@ -76,6 +78,35 @@ class AskItem:
     """One line on the ask's state shown above its form (the card's single status slot)."""
     opened: bool = False
     """Draw the card unfolded (a re-shown form with errors, a failed send)."""
+    held: HeldDecision | None = None
+    """The viewer's decision on this ask, held for UNDO_SECONDS (the card offers Undo)."""
+
+    @property
+    def quick(self) -> FormField | None:
+        """The one field a folded card answers in one tap: a yes/no, or one choice of up to
+        QUICK_OPTIONS options, alone in its form; None for any other form."""
+        if len(self.fields) != 1 or not self.ask.awaits_browser_answer:
+            return None
+        only = self.fields[0]
+        if only.widget == "yesno" or (only.widget == "radio" and only.required):
+            return only if 0 < len(only.options) <= QUICK_OPTIONS else None
+        return None
+
+    @property
+    def held_words(self) -> str:
+        """The held decision in words: "You declined.", "You answered: Yes."."""
+        if self.held is None:
+            return ""
+        reply = self.held.reply
+        action = reply.get("action")
+        if action == "decline":
+            return "You declined this question."
+        if action == "cancel":
+            return "You stopped this question (the agent is told it was cancelled)."
+        content = reply.get("content") or {}
+        shown = show_answer(self.ask.schema, content) if isinstance(content, dict) else []
+        said = "; ".join(value for _, value in shown)
+        return f"You answered: {said}." if said else "You answered."
 
     @property
     def hex(self) -> str:
@@ -114,7 +145,13 @@ class AskItem:
     @property
     def history_lines(self) -> list[tuple[AskEvent, str]]:
         """The history's events, each with where it happened in words ("in the inbox")."""
-        return [(event, route_words(event.route) if event.route else "") for event in self.history]
+        lines = []
+        for event in self.history:
+            where = route_words(event.route) if event.route else ""
+            if where and event.kind == AskEvent.Kind.CREATED:
+                where = f"to be answered {where}"  # created by the agent, not in the inbox
+            lines.append((event, where))
+        return lines
 
     @property
     def answer_rows(self) -> list[tuple[str, str]]:
@@ -207,11 +244,12 @@ def item(
     submitted: Submitted | None = None,
     errors: Sequence[FieldError] = (),
     history: list[AskEvent] | None = None,
+    held: HeldDecision | None = None,
 ) -> AskItem:
     fields = build_fields(
         ask.schema, id_prefix=f"f-{ask.id.hex}", submitted=submitted, errors=errors
     )
-    return AskItem(ask, fields, history=history or [], opened=bool(errors))
+    return AskItem(ask, fields, history=history or [], opened=bool(errors), held=held)
 
 
 def socket_request(scope: dict[str, Any], user: User | AnonymousUser) -> HttpRequest:

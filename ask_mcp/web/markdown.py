@@ -8,13 +8,16 @@ below, so even a renderer bug cannot let a script or an event handler through. L
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 from typing import Final
 
 import nh3
 from django.utils.safestring import SafeString, mark_safe
 from markdown_it import MarkdownIt
+
+from ask_mcp.protocol.plain import plain_title
+
+__all__ = ["plain_title", "render_markdown"]
 
 ALLOWED_TAGS: Final = frozenset(
     {
@@ -32,6 +35,10 @@ ALLOWED_ATTRIBUTES: Final = {
     "td": {"align"},
 }
 """Attributes kept on the allowed tags (nh3 sets each link's `rel` itself)."""
+FOCUSABLE: Final = {"pre": {"tabindex": "0"}}
+"""A code block scrolls sideways inside its card rather than widening the page (a phone is 390 px
+wide): keyboard users reach its hidden part by focusing it (WCAG 2.1.1; axe's
+scrollable-region-focusable). Tables wrap their cells instead (inbox.css)."""
 URL_SCHEMES: Final = frozenset({"http", "https", "mailto"})
 """Link schemes kept; a `javascript:` or `data:` link loses its href."""
 LINK_REL: Final = "noopener nofollow noreferrer"
@@ -39,18 +46,6 @@ LINK_REL: Final = "noopener nofollow noreferrer"
 MAX_CACHED: Final = 2048
 """Rendered messages kept per process: an inbox redraws the same few hundred messages on every
 socket reconnect, and rendering is ~0.1 ms per kilobyte of Markdown."""
-
-
-_MARKS: Final = re.compile(
-    r"^\s{0,3}(#{1,6}\s+|[-*+>]\s+|\d+[.)]\s+)|[*`~]{1,3}(?=\S)|(?<=\S)[*`~]{1,3}"
-    r"|(?<!\w)__(?=\S)|(?<=\S)__(?!\w)"
-)
-"""A line's Markdown marks: a heading's hashes, a list's bullet, a quote, emphasis and code ticks."""
-
-
-def plain_title(line: str) -> str:
-    """A message's first line without its Markdown marks ("## **Deploy**?" reads "Deploy?")."""
-    return _MARKS.sub("", line).strip() or line
 
 
 @lru_cache(maxsize=1)
@@ -70,6 +65,7 @@ def _rendered(text: str) -> str:
         attributes={tag: set(names) for tag, names in ALLOWED_ATTRIBUTES.items()},
         url_schemes=set(URL_SCHEMES),
         link_rel=LINK_REL,
+        set_tag_attribute_values={tag: dict(values) for tag, values in FOCUSABLE.items()},
     )
 
 

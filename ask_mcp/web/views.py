@@ -25,6 +25,7 @@ from ask_mcp import runtime
 from ask_mcp.models import Ask, AskEvent, Delivery
 from ask_mcp.protocol.forms import ACTIONS
 from ask_mcp.records.decisions import ask_answer, ask_shown, asks_shown
+from ask_mcp.records.held import held_by, hold, undo
 from ask_mcp.web import cards
 from ask_mcp.web.cards import ASKS, AskItem, item
 from ask_mcp.web.consumers import LIVE_ASK_PATH, LIVE_INBOX_PATH
@@ -44,6 +45,8 @@ NOT_DELIVERED: Final = (
     "in a moment."
 )
 """What a person is told when their reply could not reach the call (it may be sent again)."""
+UNDO: Final = "undo"
+"""The action that takes back a held decision (not an answer: the agent never sees it)."""
 
 
 class HtmxHttpRequest(HttpRequest):
@@ -68,8 +71,9 @@ async def inbox(request: HtmxHttpRequest) -> HttpResponse:
     await database_sync_to_async(asks_shown)(asks, user)
     query = filters.query_string()
     suffix = f"?{query}" if query else ""
+    held = await held_by(user, asks)
     context = {
-        "items": [item(ask) for ask in asks],
+        "items": [item(ask, held=held.get(ask.id)) for ask in asks],
         "total": total,
         "filters": filters,
         "teams": await _team_names(user),
@@ -184,20 +188,41 @@ async def _answer(request: HtmxHttpRequest, user: User | AnonymousUser, ask: Ask
     """A submitted reply, in one pass down: the form read (formfields), the ask decided and its
     call woken (records, through the process's relay), the page drawn from what was decided."""
     action = request.POST.get("action")
-    if action is None or action not in ACTIONS:
-        return HttpResponseBadRequest("action must be one of: accept, decline, cancel")
     from_inbox = request.htmx.target == f"inbox-ask-{ask.id.hex}"
+    if action == UNDO:
+        return await _undo(request, user, ask)
+    if action is None or action not in ACTIONS:
+        return HttpResponseBadRequest("action must be one of: accept, decline, cancel, undo")
     if not ask.awaits_browser_answer:
         return _after(request, AskItem(ask, sent=False), from_inbox)
     reply, errors = read_reply(ask.schema, action, request.POST)
     if errors:
         return _invalid(request, item(ask, submitted=request.POST, errors=errors), from_inbox)
+    # A refusal, or a one-tap answer from a folded card, waits UNDO_SECONDS with Undo on the card.
+    undoable = action != "accept" or request.POST.get("quick") == "1"
+    if from_inbox and undoable and user.is_authenticated:
+        held = await hold(ask=ask, reply=reply, user=user, relay=runtime.relay())
+        if held is not None:
+            return render(request, f"{ASKS}#ask-card", {"item": item(ask, held=held)})
     try:
         answered = await ask_answer(ask=ask, reply=reply, user=user, relay=runtime.relay())
     except ChannelLayerUnavailable:
         return _not_delivered(request, ask, from_inbox)
     shown = AskItem(answered.ask, sent=answered.won, delivered=answered.delivered)
     return _after(request, shown, from_inbox)
+
+
+async def _undo(request: HtmxHttpRequest, user: User | AnonymousUser, ask: Ask) -> HttpResponse:
+    """Undo: the held decision is forgotten and the card is the question again; when it was
+    already committed (or someone answered first), how the ask ended."""
+    if await undo(ask=ask, user=user):
+        return render(request, f"{ASKS}#ask-card", {"item": item(ask)})
+    ended = await as_shown(Ask.objects.all()).aget(pk=ask.pk)
+    if ended.awaits_browser_answer:  # nothing was held: the question, as it waits
+        return render(request, f"{ASKS}#ask-card", {"item": item(ended)})
+    mine = ended.answered_by_id is not None and ended.answered_by_id == user.pk
+    shown = AskItem(ended, sent=mine, delivered=mine and ended.collected_at is not None)
+    return render(request, f"{ASKS}#inbox-outcome", {"item": shown})
 
 
 def _invalid(request: HtmxHttpRequest, shown: AskItem, from_inbox: bool) -> HttpResponse:

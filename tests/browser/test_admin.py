@@ -9,6 +9,7 @@ on the confirmation page reaches the model in each of those results, and is show
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import uuid
@@ -36,9 +37,10 @@ pytestmark = pytest.mark.asyncio(loop_scope="session")
 CHANGELIST = "/admin/ask_mcp/ask/"
 
 
-async def run_action(page: Page, message: str, action: str) -> None:
-    """Find the ask by its message in the admin list and apply an action to it."""
-    await page.goto(f"{CHANGELIST}?q={message.split(' [')[1].rstrip(']')}")
+async def run_action(page: Page, message: str, action: str, also: str = "") -> None:
+    """Find the ask by its message in the admin list (`also`: more of the query string, such as
+    a filter) and apply an action to it."""
+    await page.goto(f"{CHANGELIST}?q={message.split(' [')[1].rstrip(']')}{also}")
     row = page.locator("#result_list tbody tr", has_text=message)
     await expect(row).to_have_count(1)
     await row.locator("input[name=_selected_action]").check()
@@ -65,8 +67,10 @@ async def test_cancelling_a_browser_ask_resumes_the_held_call_with_cancelled(
     await expect(row.locator("td.field-status")).to_have_text("Pending")
     await expect(row.locator("td.field-tool")).to_have_text("user_ask")
     await expect(row.locator("td.field-who_asked")).to_have_text(re.compile(r"^mcp \S+$"))
-    await run_action(page, message, "cancel_asks")
+    # From the Pending filter, which no longer sees the ask once it is cancelled.
+    await run_action(page, message, "cancel_asks", also="&status__exact=pending")
     await expect(page.locator(".messagelist")).to_contain_text("1 ask(s) cancelled.")
+    await expect(page.locator(".messagelist")).not_to_contain_text("no longer pending")
 
     async with asyncio.timeout(15):
         result = await call
@@ -328,3 +332,20 @@ async def test_an_ask_record_is_read_only_with_times_to_the_second_and_answers_a
     assert re.search(r"\d\d:\d\d:\d\d", await asked.inner_text())  # local time, to the second
     await expect(page.locator(".field-decided_by .readonly")).to_have_text(admin.username)
     await assert_accessible(page, "the admin's ask page")
+
+
+async def test_the_admin_list_names_an_ask_in_plain_words_not_raw_markdown(
+    web: LiveServer, admin: Person, open_as: OpenAs
+) -> None:
+    message = unique("## Migrate `orders` **now**")
+    call = asyncio.create_task(call_tool(web.mcp_url, "user_ask", {"message": message}))
+    page = await open_as(admin)
+    tag = message.split(" [")[1].rstrip("]")
+    await page.goto(f"{CHANGELIST}?q={tag}&status__exact=pending")
+    row = page.locator("#result_list tbody tr", has_text=tag)
+    await expect(row.locator("th.field-summary, td.field-summary")).to_have_text(
+        f"Migrate orders now [{tag}]"
+    )
+    call.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await call

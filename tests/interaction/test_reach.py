@@ -61,7 +61,7 @@ async def test_the_mailed_link_leads_through_sign_in_to_the_form_and_the_answer_
     assert [row[2] for row in planned] == [crew.email(crew.alice), crew.email(crew.carol)]
     assert all(row[3] == "sent" and row[4] == 1 for row in planned)
     mail = next(mail for mail in mails if crew.email(crew.carol) in mail.to)
-    assert mail.subject.startswith(f"Question from {crew.alice.username} via ")
+    assert mail.subject.strip().startswith(f"Question from mcp for {crew.alice.username}: ")
     assert "- Which component?: one of: api, ui, docs (required)" in mail.text
     assert mail.link.startswith(server.base_url + "/link/")
 

@@ -113,11 +113,11 @@ def test_a_new_ask_mails_each_person_who_chose_it_and_nobody_else(
         "carol@ask.test",
     ]  # dave opted out, erin has no address
     mail = mailbox.to("carol@ask.test")[0]
-    assert mail.subject == "Question from alice via claude-code: Which component broke?"
+    assert mail.subject == "Question from claude-code for alice: Which component broke?"
     assert mail.message["from"] == "askserver@ask.test"
     assert mail.message["auto-submitted"] == "auto-generated"
     text = mail.text
-    assert "alice via claude-code asks:" in text
+    assert "claude-code for alice asks:" in text
     assert "> Which component broke?" in text
     assert "- Which component?: one of: api, ui (required)" in text
     assert "- How bad is it?: a number (required)" in text
@@ -125,7 +125,9 @@ def test_a_new_ask_mails_each_person_who_chose_it_and_nobody_else(
     assert "It waits until " in text and ask.expires_at.strftime("%Y-%m-%d %H:%M") in text
     assert mail.link.startswith(BASE + "/link/")
     assert "<script>" not in mail.html and "&lt;script&gt;" in mail.html
-    assert mail.html.count('href="') == 1 and mail.link in mail.html
+    # The question's link, and the person's mail preferences (also List-Unsubscribe).
+    assert mail.html.count('href="') == 2 and mail.link in mail.html
+    assert mail.message["list-unsubscribe"] == f"<{BASE}/settings/>"
     link = links.read(mail.link.removeprefix(BASE + "/link/").rstrip("/"))
     assert link == links.Link(ask.id, people.carol.pk)
     states = set(Delivery.objects.values_list("state", "attempts", "channel"))
@@ -241,7 +243,7 @@ def test_a_reminder_goes_once_per_ask_to_those_who_want_it(
     send_all()
     (mail,) = mailbox.wait(lambda got: len(got) == 1)
     assert mail.to == ["alice@ask.test"]  # carol chose no reminders
-    assert mail.subject.startswith("Reminder: alice via claude-code is still waiting")
+    assert mail.subject.startswith("Reminder: your agent claude-code is still waiting")  # to alice
     assert "Reminder: this question is still waiting" in mail.text
     assert AskReach.objects.get(pk=ask.pk).reminded_at == now
 

@@ -34,11 +34,13 @@ WEB_CONFIG: Final[dict[str, Any]] = {
     "DETACHED_GRACE_SECONDS": 1.0,
     "ALLOW_ANONYMOUS_LOOPBACK": True,
     "ALLOW_PRIVATE_WEBHOOKS": True,
+    "UNDO_SECONDS": None,
 }
 """The askserver default (browser inbox + recorder), with the probe toolkit, a quick sweeper and
 a short grace for asks whose client left (the durability tests keep the default 10 minutes);
 its MCP clients connect anonymously from loopback (the routing tests use tokens), and its
-webhooks may reach the tests' receivers on loopback."""
+webhooks may reach the tests' receivers on loopback. A refusal in the inbox is told at once
+(no undo window): the undo tests (tests/interaction/test_inbox_undo.py) turn it on."""
 
 expect.set_options(timeout=10_000)
 

@@ -17,8 +17,15 @@ from tests.support.live import LiveServer
 from tests.support.mailbox import Mailbox
 from tests.support.shell import shell
 
-REACH_CONFIG: dict[str, Any] = {**WEB_CONFIG, "EMAIL": True, "REACH_SECONDS": 0.2}
-"""askserver with mail on, and a reach task that looks often (new asks are sent at once anyway)."""
+REACH_CONFIG: dict[str, Any] = {
+    **WEB_CONFIG,
+    "EMAIL": True,
+    "REACH_SECONDS": 0.2,
+    "MAIL_DIGEST_SECONDS": None,
+}
+"""askserver with mail on, and a reach task that looks often (new asks are sent at once anyway);
+every notification is its own mail, as the suites here count them (the digest's own suite,
+tests/interaction/test_reach_digest.py, turns MAIL_DIGEST_SECONDS on)."""
 QUESTIONS = [
     {"name": "component", "prompt": "Which component?", "options": ["api", "ui", "docs"]},
     {"name": "severity", "prompt": "How bad is it?", "type": "number"},

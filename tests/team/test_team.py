@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import datetime as dt
 import json
+import re
 import uuid
 from typing import Any
 
@@ -66,7 +67,10 @@ async def test_an_ask_reaches_its_asker_and_team_and_nobody_else(
     page = pages[team.eli.username]
     await page.goto(f"/asks/{uuid.UUID(ask_hex)}/")
     history = page.locator(".history li")
-    await expect(history.nth(0)).to_contain_text(f"Created by {team.dora.username}")
+    # Created by dora's agent (the client), for her; not "by dora (in the inbox)".
+    await expect(history.nth(0)).to_contain_text(
+        re.compile(rf"Created by \S+ for {team.dora.username} \(to be answered in the inbox\)")
+    )
     await expect(history.filter(has_text=f"Shown by {team.eli.username}")).to_have_count(1)
     await expect(history.filter(has_text=f"Answered by {team.eli.username}")).to_have_count(1)
     recorded = shell(

@@ -26,12 +26,27 @@
     setTimeout(() => { region.textContent = text; }, 50); // a change, so it is read again
   }
 
+  // Waiting asks the page does not draw (past INBOX_LIMIT): the server's total less the cards it
+  // sent, so the badge, the title and the note count every waiting ask, not the cards drawn.
+  let undrawn = 0;
+
+  function readUndrawn(total) {
+    undrawn = Math.max(0, (Number(total) || 0) - cards().length);
+  }
+
   function recount() {
     if (!list()) return;
     const now = cards();
-    document.title = now.length ? `(${now.length}) ${baseTitle}` : baseTitle;
+    const waiting = now.length + undrawn;
+    document.title = waiting ? `(${waiting}) ${baseTitle}` : baseTitle;
     const badge = document.getElementById("ask-count");
-    if (badge) badge.textContent = String(now.length);
+    if (badge) badge.textContent = String(waiting);
+    const note = document.getElementById("more-note");
+    if (note) {
+      note.hidden = !undrawn;
+      $(".shown", note).textContent = String(now.length);
+      $(".total", note).textContent = String(waiting);
+    }
     for (const card of now) {
       if (!known.has(card.dataset.ask)) notify(card);
     }
@@ -136,13 +151,7 @@
     if (mark) {
       const ids = new Set(arrived.map((card) => card.dataset.ask));
       const missing = cards().filter((card) => !ids.has(card.dataset.ask));
-      const total = Number(mark.dataset.total);
-      const note = document.getElementById("more-note");
-      if (note) {
-        note.hidden = !(total > cards().length);
-        $(".shown", note).textContent = String(cards().length);
-        $(".total", note).textContent = String(total);
-      }
+      readUndrawn(mark.dataset.total);
       if (missing.length) poll(missing.map((card) => card.dataset.ask)); // they ended meanwhile
     }
     incoming.textContent = "";
@@ -350,6 +359,7 @@
 
   document.addEventListener("DOMContentLoaded", () => {
     known = new Set(cards().map((card) => card.dataset.ask));
+    readUndrawn(document.getElementById("more-note")?.querySelector(".total")?.textContent);
     for (const card of $$(".ask-card")) card.dataset.prepared = "";
     prepare(document);
     recount();
