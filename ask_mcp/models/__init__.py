@@ -548,37 +548,6 @@ class Task(models.Model):
         return f"task {self.id[:8]} of {self.tool} ({self.status})"
 
 
-class RefusedAsks(models.Model):
-    """How many asks one principal had refused by one limit in one minute, and the last one's message."""
-
-    class Limit(models.TextChoices):
-        CAPACITY = "capacity", "the table is full (ELICITATION_CAPACITY)"
-        SHARE = "share", "share of the table (ELICITATION_PER_PRINCIPAL)"
-        PENDING = "pending", "pending asks (PENDING_ASKS_PER_PRINCIPAL)"
-        RATE = "rate", "new asks a minute (NEW_ASKS_PER_MINUTE)"
-
-    principal = models.CharField(max_length=200, blank=True)
-    limit = models.CharField(max_length=16, choices=Limit.choices)
-    minute = models.DateTimeField(help_text="The minute the refusals fell in (UTC, seconds cut).")
-    count = models.PositiveIntegerField(default=0)
-    last_message = models.TextField(blank=True, default="")
-    last_at = models.DateTimeField()
-
-    class Meta:
-        verbose_name = "refused asks"
-        verbose_name_plural = "refused asks"
-        ordering = ["-minute"]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["principal", "limit", "minute"], name="refusedasks_one_row"
-            )
-        ]
-        indexes = [models.Index(fields=["minute"], name="refusedasks_minute")]
-
-    def __str__(self) -> str:
-        return f"{self.count} refused ({self.limit}) for {self.principal or 'anonymous'}"
-
-
 # How people are reached (issue 19's rows) live in their own module; imported here so Django
 # registers them with the app (last: they refer to the models above).
 
@@ -586,6 +555,7 @@ class RefusedAsks(models.Model):
 # in their own modules; imported here so Django registers them with the app (last: they refer
 # to the models above).
 from ask_mcp.models.held import HeldDecision  # noqa: E402
+from ask_mcp.models.limits import RefusedAsks  # noqa: E402
 from ask_mcp.models.reach import AskReach, Delivery, Escalation, ReachPreference  # noqa: E402
 
 __all__ = [

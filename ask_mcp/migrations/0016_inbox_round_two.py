@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('ask_mcp', '0014_identity'),
+        ('ask_mcp', '0015_flood_limits'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
