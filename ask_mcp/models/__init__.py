@@ -551,7 +551,7 @@ class Task(models.Model):
 # How people are reached (issue 19's rows) live in their own module; imported here so Django
 # registers them with the app (last: they refer to the models above).
 
-# How people are reached (issue 19's rows) and decisions held for an undo window (issue 32) live
+# How people are reached, decisions held for an undo window and asks refused by a limit live
 # in their own modules; imported here so Django registers them with the app (last: they refer
 # to the models above).
 from ask_mcp.models.held import HeldDecision  # noqa: E402
