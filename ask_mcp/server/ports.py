@@ -143,6 +143,13 @@ class Relay(Protocol):
         """Wait for `ask_id`'s settlement; raises ElicitationTimedOut when an admin expires it."""
         ...
 
+    async def settle(
+        self, worker: str, ask_id: str, reply: Mapping[str, Any], call_id: str | None = None
+    ) -> bool:
+        """Deliver a decision on `ask_id` to the calls waiting on it in `worker` (and to those
+        in the workers they attached from); whether a call was there to take it."""
+        ...
+
 
 __all__ = [
     "NULL_STREAM",
