@@ -90,16 +90,16 @@ class TeamScoped:
 
     def formfield_for_foreignkey(
         self, db_field: ForeignKey[Any, Any], request: HttpRequest, **kwargs: Any
-    ) -> forms.ModelChoiceField | None:
+    ) -> forms.ModelChoiceField[Any] | None:
         teams = own_teams(request.user)
         if teams is not None:
             if db_field.name in self.team_fields:
                 kwargs["queryset"] = teams
             elif db_field.name in self.self_fields:
-                kwargs["queryset"] = User.objects.filter(pk=request.user.pk)
+                kwargs["queryset"] = User.objects.filter(id=request.user.pk or 0)
             elif db_field.name in self.person_fields:
                 kwargs["queryset"] = User.objects.filter(groups__in=teams).distinct()
-        field: forms.ModelChoiceField | None = super().formfield_for_foreignkey(  # type: ignore[misc]
+        field: forms.ModelChoiceField[Any] | None = super().formfield_for_foreignkey(  # type: ignore[misc]
             db_field, request, **kwargs
         )
         return field
