@@ -84,6 +84,19 @@ class QuestionObserver(Protocol):
 
 
 @runtime_checkable
+class AskWithdrawals(Protocol):
+    """The record's withdrawal of an ask, decided against every other decision in one write."""
+
+    async def withdraw(self, question: Question, reason: str = "") -> bool:
+        """Withdraw `question`'s ask (saying `reason`) unless it was decided first.
+
+        Returns whether it is withdrawn now (by this or earlier); False: a decision came first
+        (an answer, a cancel, the clock), and the caller ends as that decision says.
+        """
+        ...
+
+
+@runtime_checkable
 class AskRecords(Protocol):
     """The asks' durable record, which finishes a call whose parked handler is gone; the Django
     recorder implements it beside :class:`QuestionObserver`.
@@ -154,6 +167,7 @@ class Relay(Protocol):
 __all__ = [
     "NULL_STREAM",
     "AskRecords",
+    "AskWithdrawals",
     "InputChannel",
     "Notifier",
     "NullStream",
