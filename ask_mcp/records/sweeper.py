@@ -9,6 +9,10 @@ once DETACHED_GRACE_SECONDS pass with no call attached. Each sweep also applies 
 them. It runs as one task in the server process, started with the application
 (:func:`ask_mcp.runtime.start_background`), and `manage.py expire_asks` runs the same sweep by
 hand.
+
+Beside it, every WATCH_SECONDS, the revocation watch withdraws the pending asks of revoked
+tokens (and of deactivated users' tokens), saying why, and ends the calls holding them on
+their workers: a call whose token was revoked otherwise kept waiting and took a later answer.
 """
 
 from __future__ import annotations
