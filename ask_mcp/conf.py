@@ -295,6 +295,13 @@ class AskSettings:
         hint="None sends every notification as its own mail.",
         optional=True,
     )
+    escalation_min_seconds: float = _key(
+        "seconds",
+        60,
+        "the shortest wait a team's escalation may set before offering an ask to its fallback "
+        "(an escalation is for a question nobody answered, not a way to take every ask)",
+        check="ask_mcp.E004",
+    )
     reach_seconds: float = _key(
         "seconds",
         5.0,

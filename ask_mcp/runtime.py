@@ -26,7 +26,7 @@ from ask_mcp import conf
 from ask_mcp.ops import metrics
 from ask_mcp.reach.background import REACHER
 from ask_mcp.records.events import ASKED, announce
-from ask_mcp.records.sweeper import SWEEPER, release_worker
+from ask_mcp.records.sweeper import REVOCATIONS, SWEEPER, release_worker
 from ask_mcp.records.tasks import TaskRows
 from ask_mcp.server.asking.observers import ForwardingObserver
 from ask_mcp.server.asking.table import REPLIED
@@ -190,8 +190,8 @@ _started_in: asyncio.AbstractEventLoop | None = None
 
 
 def start_background() -> None:
-    """Start the work that runs beside the server in this event loop (once per loop): the sweeper
-    and the reach task (reminders, escalations, deliveries).
+    """Start the work that runs beside the server in this event loop (once per loop): the sweeper,
+    the revocation watch and the reach task (reminders, escalations, deliveries).
 
     Called from :func:`lifecycle` for every ASGI scope (daphne sends no lifespan events, so
     the first connection starts it; uvicorn's lifespan startup does so before any), and by
@@ -203,6 +203,7 @@ def start_background() -> None:
     if loop is _started_in:
         return
     SWEEPER.ensure_running(relay, get_server().table.worker)
+    REVOCATIONS.ensure_running(relay)
     REACHER.ensure_running()
     if metrics.enabled():
         _watch_gauges()

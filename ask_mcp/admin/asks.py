@@ -169,7 +169,14 @@ class AskAdmin(AskModelAdmin):
     change_list_template = "admin/ask_mcp/ask/change_list.html"
 
     def dashboard_view(self, request: HttpRequest) -> TemplateResponse:
-        """Charts of the last days' asks: per day by outcome, time to answer, rates per token."""
+        """Charts of the last days' asks: per day by outcome, time to answer, rates per token.
+
+        It shows question texts, token names and rates: the view permission on asks (what the
+        ask list needs) is required, as being staff is not (a staff member given only webhook
+        rights read every team's questions here).
+        """
+        if not self.has_view_permission(request):
+            raise PermissionDenied
         return dashboard(request, self.admin_site, self.model._meta)
 
     @admin.display(description="agent")

@@ -1,9 +1,11 @@
-"""The admin's forms: the reason told to a model when an ask is cancelled or expired, and a webhook's vetted URL.
+"""The admin's forms: the reason told to a model when an ask is cancelled or expired, a webhook's vetted URL, an escalation's delay.
 
 The reason is model-visible text typed by staff: the field stops at REASON_LIMIT characters
 (the decision cuts it to one line of that length again, whoever calls it), and every page
 shows it as escaped text. A webhook URL is vetted as the sender vets it
 (:mod:`ask_mcp.reach.targets`), so a target the server would refuse is refused at the form.
+An escalation waits at least ESCALATION_MIN_SECONDS. Which teams and people a staff member
+may pick is :mod:`ask_mcp.admin.reach`'s (it narrows the choices these forms offer).
 """
 
 from __future__ import annotations
@@ -13,14 +15,15 @@ from typing import TYPE_CHECKING
 from django import forms
 
 from ask_mcp import conf
-from ask_mcp.models import Webhook
+from ask_mcp.models import Escalation, Webhook
 from ask_mcp.reach.targets import TargetRefused, vet
 from ask_mcp.server.errors import REASON_LIMIT
 
 if TYPE_CHECKING:  # ModelForm is generic only to the type checker
     WebhookFormBase = forms.ModelForm[Webhook]
+    EscalationFormBase = forms.ModelForm[Escalation]
 else:
-    WebhookFormBase = forms.ModelForm
+    WebhookFormBase = EscalationFormBase = forms.ModelForm
 
 
 class ReasonForm(forms.Form):
@@ -65,3 +68,25 @@ class WebhookForm(WebhookFormBase):
         except TargetRefused as exc:
             raise forms.ValidationError(str(exc)) from None
         return url
+
+
+class EscalationForm(EscalationFormBase):
+    """Refuses a wait shorter than ESCALATION_MIN_SECONDS, naming the setting.
+
+    A wait of 0.01 minutes offered every ask of a team to the fallback after 0.6 s: the
+    fallback, not the team, answered them.
+    """
+
+    class Meta:
+        model = Escalation
+        fields = ("team", "after_minutes", "fallback_team", "fallback_user", "active")
+
+    def clean_after_minutes(self) -> float:
+        minutes: float = self.cleaned_data["after_minutes"]
+        least = conf.values().escalation_min_seconds
+        if minutes * 60 < least:
+            raise forms.ValidationError(
+                f"{minutes:g} minutes is shorter than ESCALATION_MIN_SECONDS ({least:g} s): "
+                f"wait at least {least / 60:g} minutes, or lower that setting."
+            )
+        return minutes

@@ -1,10 +1,16 @@
-"""The tokens' and sessions' admin: bearer tokens shown once when created, revoked at once; initialize-era sessions."""
+"""The tokens' and sessions' admin: bearer tokens shown once when created, revoked at once; initialize-era sessions.
+
+Revoking a token (the action, or its revoked time set on its page) also withdraws its waiting
+asks, with the reason on their cards, and ends the calls holding them on every worker.
+"""
 
 from __future__ import annotations
 
+import logging
 import secrets
 from typing import TYPE_CHECKING, Any, Final
 
+from asgiref.sync import async_to_sync
 from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
@@ -12,11 +18,16 @@ from django.template.response import TemplateResponse
 from django.utils import timezone
 from django.utils.cache import patch_cache_control
 
+from ask_mcp import runtime
 from ask_mcp.models import (
     ApiToken,
     LegacySessionRecord,
 )
+from ask_mcp.records.sweeper import REVOKED_REASON, tell, withdraw_revoked
 from ask_mcp.team.auth import TOKEN_PREFIX, TOKENS, digest
+from ask_mcp.workers.relay import ChannelLayerUnavailable
+
+logger = logging.getLogger("ask_mcp.admin.tokens")
 
 NEW_TOKEN_ATTRIBUTE: Final = "_ask_mcp_new_token"
 """Where save_model leaves a new token, on the request, for response_add to show once."""
@@ -51,6 +62,8 @@ class ApiTokenAdmin(TokenAdminBase):
             setattr(request, NEW_TOKEN_ATTRIBUTE, token)
         super().save_model(request, obj, form, change)
         TOKENS.forget(obj.digest)  # a revocation or a new team counts at once in this process
+        if obj.revoked_at is not None:
+            _end_revoked_now()
 
     def response_add(
         self, request: HttpRequest, obj: ApiToken, post_url_continue: str | None = None
@@ -83,7 +96,23 @@ class ApiTokenAdmin(TokenAdminBase):
         count = active.update(revoked_at=timezone.now())
         for each in digests:
             TOKENS.forget(each)  # other workers notice within auth.CACHE_SECONDS
-        self.message_user(request, f"Revoked {count} token(s).")
+        ended = _end_revoked_now()
+        self.message_user(request, f"Revoked {count} token(s); withdrew {ended} waiting ask(s).")
+
+
+def _end_revoked_now() -> int:
+    """Withdraw the revoked tokens' waiting asks now and end their calls on every worker.
+
+    Every worker's revocation watch does it within WATCH_SECONDS anyway; doing it here means
+    the staff member who revoked sees the cards go at once. A layer that is down is left to
+    the watch (the asks are withdrawn either way).
+    """
+    closed = withdraw_revoked()
+    try:
+        async_to_sync(tell)(closed, relay=runtime.relay(), reason=REVOKED_REASON)
+    except ChannelLayerUnavailable:
+        logger.warning("could not tell the workers of %d revoked ask(s)", len(closed))
+    return len(closed)
 
 
 @admin.register(LegacySessionRecord)

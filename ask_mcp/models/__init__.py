@@ -17,6 +17,7 @@ from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, Group, Permission
 from django.db import models
 from django.db.models import Exists, Q
+from django.db.models.functions import Cast
 
 from ask_mcp.protocol.plain import plain_title
 from ask_mcp.server.errors import REASON_LIMIT
@@ -460,6 +461,16 @@ class ApiToken(models.Model):
         return self.revoked_at is None
 
 
+def revoked_tokens() -> models.QuerySet[Any, Any]:
+    """The ids, as an ask names its credential (text), of the tokens revoked or whose user was
+    deactivated: what no longer opens /mcp, and whose pending asks are withdrawn."""
+    return (
+        ApiToken.objects.filter(Q(revoked_at__isnull=False) | Q(user__is_active=False))
+        .annotate(key=Cast("pk", models.CharField()))
+        .values("key")
+    )
+
+
 def new_webhook_secret() -> str:
     """A webhook's signing secret: 256 random bits, URL-safe (the receiver pastes it)."""
     return "whsec_" + secrets.token_urlsafe(32)
@@ -578,5 +589,6 @@ __all__ = [
     "WebhookDelivery",
     "event_for_status",
     "new_webhook_secret",
+    "revoked_tokens",
     "storable",
 ]

@@ -158,8 +158,11 @@ def escalate_due(now: dt.datetime) -> list[Escalated]:
     """Offer every ask a team's escalation says waited too long to its fallback, once per ask."""
     escalated = []
     rules = Escalation.objects.filter(active=True).select_related("fallback_team", "fallback_user")
+    # The admin's form refuses a shorter wait; a row saved before the setting (or by code)
+    # still waits at least this long.
+    least = dt.timedelta(seconds=conf.values().escalation_min_seconds)
     for rule in rules:
-        waited = now - dt.timedelta(minutes=rule.after_minutes)
+        waited = now - max(dt.timedelta(minutes=rule.after_minutes), least)
         due = (
             Ask.objects.pending()
             .in_browser()

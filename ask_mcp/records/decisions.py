@@ -18,11 +18,19 @@ from channels.db import database_sync_to_async
 from django.contrib.auth.models import AnonymousUser
 from django.utils import timezone
 
-from ask_mcp.models import Ask, AskEvent, AskQuerySet, event_for_status, storable
+from ask_mcp.models import (
+    Ask,
+    AskEvent,
+    AskQuerySet,
+    event_for_status,
+    revoked_tokens,
+    storable,
+)
 from ask_mcp.protocol.forms import REASON_KEY
 from ask_mcp.records.choices import STATUS_FOR_ACTION
 from ask_mcp.records.events import ENDED, announce, announce_sync
 from ask_mcp.server.errors import REASON_LIMIT
+from ask_mcp.server.identity import TOKEN
 from ask_mcp.workers.relay import ChannelLayerUnavailable, ChannelRelay
 
 if TYPE_CHECKING:
@@ -103,6 +111,9 @@ async def ask_answer(
         Ask.objects.pending()
         .in_browser()
         .filter(pk=ask.pk, expires_at__gt=decision["answered_at"])
+        .exclude(
+            credential_kind=TOKEN, credential_id__in=revoked_tokens()
+        )  # no answer reaches a revoked call
         .aupdate(**decision)
     )
     if not won:  # someone (or the clock) decided first: show the ask as they left it

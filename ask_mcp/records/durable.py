@@ -1,6 +1,6 @@
 """The asks' record as the one place an ask is decided across restarts: open or attach, decide, reattach; no queue.
 
-Three statements sequences, each run on the recorder's writer thread in one transaction:
+Four statement sequences, each run on the recorder's writer thread in one transaction:
 
 - :func:`open_ask`: a question for the browser (inbox or URL page) gets its row, unless a call
   asking the same (its attach key) left an ask pending, or decided and not yet collected: then
@@ -11,6 +11,8 @@ Three statements sequences, each run on the recorder's writer thread in one tran
   ask with its reply, conditionally, and collects the decision; a decision made first (an admin,
   a person on the ask's page) and not yet collected is what it takes instead; one already
   collected means the state is being replayed.
+- :func:`withdraw_ask`: a task's cancel (or a revoked credential) withdraws the ask unless a
+  decision was written first, which then stands.
 - :func:`reattach_ask`: a URL-mode retry that reached a worker without its parked call makes
   that worker the one holding the ask, or takes the decision waiting for it.
 
@@ -31,7 +33,7 @@ from ask_mcp.models import DECIDED, Ask, AskEvent, event_for_status
 from ask_mcp.protocol.forms import REASON_KEY
 from ask_mcp.records import limits, sql
 from ask_mcp.records.choices import STATUS_FOR_ACTION
-from ask_mcp.server.errors import ElicitationTimedOut, QuestionNoLongerWaiting
+from ask_mcp.server.errors import REASON_LIMIT, ElicitationTimedOut, QuestionNoLongerWaiting
 from ask_mcp.server.request_state import InvalidState
 
 FROM_RECORD: Final = "the person at the client (finished from the record)"
@@ -182,6 +184,22 @@ def _take(
     if held["status"] == Ask.Status.EXPIRED:
         raise ElicitationTimedOut(held["reason"])  # staff's reason, if they expired it
     raise QuestionNoLongerWaiting
+
+
+def withdraw_ask(ask_id: uuid.UUID, reason: str, label: str, now: dt.datetime) -> bool:
+    """Withdraw the ask if it still waits, in one conditional write; whether it is withdrawn now.
+
+    A decision written first (a tasks/update, a person, an admin, the sweeper) stands, and the
+    caller ends as it says: a task was cancelled while its ask was recorded accepted.
+    """
+    with transaction.atomic():
+        if Ask.objects.filter(pk=ask_id, status=Ask.Status.PENDING).update(
+            status=Ask.Status.WITHDRAWN, attach_key="", reason=reason[:REASON_LIMIT]
+        ):
+            route = Ask.objects.filter(pk=ask_id).values_list("route", flat=True).first() or ""
+            _event(ask_id, AskEvent.Kind.WITHDRAWN, now, label, route)
+            return True
+        return Ask.objects.filter(pk=ask_id, status=Ask.Status.WITHDRAWN).exists()
 
 
 def reattach_ask(row: Mapping[str, Any], now: dt.datetime) -> Opened:

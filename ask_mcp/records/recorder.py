@@ -181,6 +181,15 @@ class AskRecorder:
         if opened.settled is not None:
             question.settled = read_settled(opened.settled)
 
+    async def withdraw(self, question: Question, reason: str = "") -> bool:
+        label = question.collector or "the server"
+        withdrawn = await self._on_thread(
+            durable.withdraw_ask, uuid.UUID(question.id), reason, label, _now()
+        )
+        if withdrawn and question.route != "client":
+            await announce(ENDED, [question.id])
+        return withdrawn
+
     async def _on_thread[**P, T](
         self, function: Callable[P, T], *args: P.args, **kwargs: P.kwargs
     ) -> T:

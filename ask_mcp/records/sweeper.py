@@ -9,6 +9,10 @@ once DETACHED_GRACE_SECONDS pass with no call attached. Each sweep also applies 
 them. It runs as one task in the server process, started with the application
 (:func:`ask_mcp.runtime.start_background`), and `manage.py expire_asks` runs the same sweep by
 hand.
+
+Beside it, every WATCH_SECONDS, the revocation watch withdraws the pending asks of revoked
+tokens (and of deactivated users' tokens), saying why, and ends the calls holding them on
+their workers: a call whose token was revoked otherwise kept waiting and took a later answer.
 """
 
 from __future__ import annotations
@@ -24,17 +28,25 @@ from channels.db import database_sync_to_async
 from channels.layers import InMemoryChannelLayer, get_channel_layer
 
 from ask_mcp import conf
-from ask_mcp.models import Ask, AskEvent, AskQuerySet, event_for_status
+from ask_mcp.models import Ask, AskEvent, AskQuerySet, event_for_status, revoked_tokens
 from ask_mcp.records.events import ENDED, announce
 from ask_mcp.records.held import commit_due
 from ask_mcp.records.retention import delete_past_retention, purge_answers
 from ask_mcp.records.tasks import purge_tasks
+from ask_mcp.server.identity import TOKEN
 from ask_mcp.workers.loops import alive_here, start_in_loop
 from ask_mcp.workers.relay import ChannelRelay
 from ask_mcp.workers.sessions import purge_idle_sessions
 
 logger = logging.getLogger("ask_mcp.records.sweeper")
 
+REVOKED_REASON: Final = "the token it was asked with was revoked"
+"""Why a revoked token's asks were withdrawn: on the card, and in the ending call's result."""
+REVOKED_LABEL: Final = "server (its token was revoked)"
+"""The history's label for that withdrawal."""
+WATCH_SECONDS: Final = 5.0
+"""How often each worker looks for revoked tokens' asks: half the token cache's 10 s, so a
+revoked credential's calls end on every worker within the time its token still opens /mcp."""
 GRACE: Final = dt.timedelta(seconds=5)
 """How long past its expiry an ask is left to the worker holding it before the sweeper steps in."""
 
@@ -62,6 +74,17 @@ def withdraw_detached(now: dt.datetime, grace: float) -> list[Closed]:
     return _close(detached, Ask.Status.WITHDRAWN, label="server (no call came back for it)")
 
 
+def withdraw_revoked() -> list[Closed]:
+    """Withdraw the pending asks of a revoked token, or of a token whose user was deactivated.
+
+    Conditional, as every close: an answer given before the revocation stands, kept as decided
+    and not collected (the revoked call never collects it: its token no longer opens /mcp).
+    """
+    revoked = revoked_tokens()
+    asks = Ask.objects.pending().filter(credential_kind=TOKEN, credential_id__in=revoked)
+    return _close(asks, Ask.Status.WITHDRAWN, label=REVOKED_LABEL, reason=REVOKED_REASON)
+
+
 def release_orphans(worker: str) -> int:
     """Mark pending asks held by any other worker as held by nobody; they stay pending.
 
@@ -77,7 +100,9 @@ def release_worker(worker: str) -> int:
     return Ask.objects.pending().filter(worker=worker).update(worker="")
 
 
-def _close(asks: AskQuerySet, status: str, *, label: str = "server (sweeper)") -> list[Closed]:
+def _close(
+    asks: AskQuerySet, status: str, *, label: str = "server (sweeper)", reason: str = ""
+) -> list[Closed]:
     rows = list(asks.values_list("id", "worker", "call_id", "route"))
     closed = []
     now = dt.datetime.now(dt.UTC)
@@ -85,7 +110,7 @@ def _close(asks: AskQuerySet, status: str, *, label: str = "server (sweeper)") -
         # Conditional, so an answer recorded meanwhile stands; a call asking the same after
         # this asks anew (the attach key is freed).
         ended = Ask.objects.filter(pk=ask_id, status=Ask.Status.PENDING)
-        if ended.update(status=status, attach_key=""):
+        if ended.update(status=status, attach_key="", reason=reason):
             closed.append(Closed(ask_id.hex, worker, call_id, route))
             AskEvent.objects.create(
                 ask_id=ask_id,
@@ -97,8 +122,9 @@ def _close(asks: AskQuerySet, status: str, *, label: str = "server (sweeper)") -
     return closed
 
 
-async def tell(closed: Sequence[Closed], *, relay: ChannelRelay | None) -> None:
-    """Tell the inboxes the asks ended and, with a `relay`, the workers still holding them."""
+async def tell(closed: Sequence[Closed], *, relay: ChannelRelay | None, reason: str = "") -> None:
+    """Tell the inboxes the asks ended and, with a `relay`, the workers still holding them
+    (their calls end as timed out, saying `reason` if there is one)."""
     if not closed:
         return
     await announce(ENDED, [each.id for each in closed if each.route != Ask.Route.CLIENT])
@@ -106,7 +132,7 @@ async def tell(closed: Sequence[Closed], *, relay: ChannelRelay | None) -> None:
         return
     await asyncio.gather(
         *(
-            relay.expire(each.worker, each.id, each.call_id or None)
+            relay.expire(each.worker, each.id, each.call_id or None, reason)
             for each in closed
             if each.worker
         )
@@ -248,3 +274,40 @@ class Sweeper:
 
 SWEEPER: Final = Sweeper()
 """The process's sweeper."""
+
+
+async def end_revoked(relay: ChannelRelay | None) -> int:
+    """Withdraw revoked tokens' pending asks and end their calls on the workers holding them."""
+    closed = await database_sync_to_async(withdraw_revoked)()
+    await tell(closed, relay=relay, reason=REVOKED_REASON)
+    return len(closed)
+
+
+class RevocationWatch:
+    """Runs :func:`end_revoked` every WATCH_SECONDS in the server process, once per event loop.
+
+    Every worker runs it, so a token revoked anywhere (the admin, a shell, a deactivated user)
+    ends its calls wherever they are held; the conditional close makes one worker win each ask.
+    """
+
+    def __init__(self) -> None:
+        self._task: asyncio.Task[None] | None = None
+
+    def ensure_running(self, relay_of: Callable[[], ChannelRelay]) -> None:
+        if not alive_here(self._task):
+            self._task = start_in_loop(self._run(relay_of), name="ask_mcp revocation watch")
+
+    async def _run(self, relay_of: Callable[[], ChannelRelay]) -> None:
+        while True:
+            try:
+                if ended := await end_revoked(relay_of()):
+                    logger.info("withdrew %d ask(s) of revoked tokens", ended)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                logger.exception("withdrawing revoked tokens' asks failed")
+            await asyncio.sleep(WATCH_SECONDS)
+
+
+REVOCATIONS: Final = RevocationWatch()
+"""The process's revocation watch (started beside the sweeper)."""

@@ -90,6 +90,19 @@ class RefusalCounter(Protocol):
 
     def refused(self, question: Question, limit: str, message: str) -> None:
         """Count `question`, refused by `limit` ("capacity" or "share"), told `message`."""
+        ...
+
+
+class AskWithdrawals(Protocol):
+    """The record's withdrawal of an ask, decided against every other decision in one write."""
+
+    async def withdraw(self, question: Question, reason: str = "") -> bool:
+        """Withdraw `question`'s ask (saying `reason`) unless it was decided first.
+
+        Returns whether it is withdrawn now (by this or earlier); False: a decision came first
+        (an answer, a cancel, the clock), and the caller ends as that decision says.
+        """
+        ...
 
 
 @runtime_checkable
@@ -152,10 +165,18 @@ class Relay(Protocol):
         """Wait for `ask_id`'s settlement; raises ElicitationTimedOut when an admin expires it."""
         ...
 
+    async def settle(
+        self, worker: str, ask_id: str, reply: Mapping[str, Any], call_id: str | None = None
+    ) -> bool:
+        """Deliver a decision on `ask_id` to the calls waiting on it in `worker` (and to those
+        in the workers they attached from); whether a call was there to take it."""
+        ...
+
 
 __all__ = [
     "NULL_STREAM",
     "AskRecords",
+    "AskWithdrawals",
     "InputChannel",
     "Notifier",
     "NullStream",

@@ -72,11 +72,17 @@ class Question:
         return dataclasses.replace(self, message=message)
 
 
-def attach_key(principal: str | None, tool: str, same: str) -> str:
+def attach_key(principal: str | None, tool: str, same: str, *, people_only: bool = False) -> str:
     """The key an ask is found by when a call asks the same again: who, which tool, and what
-    (the call's idempotency key, or its request's digest). 64 hex characters."""
+    (the call's idempotency key, or its request's digest). 64 hex characters.
+
+    A people-only call's key differs from any other call's of the same principal: another token
+    of the same person (same principal) attached to a people-only ask in URL mode and declined
+    it itself, which is what people-only forbids.
+    """
     digest = hashlib.sha256()
-    for part in (principal or "", tool, same):
+    parts = (principal or "", tool, same, *(("people-only",) if people_only else ()))
+    for part in parts:
         digest.update(part.encode("utf-8"))
         digest.update(b"\0")
     return digest.hexdigest()

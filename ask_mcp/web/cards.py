@@ -207,6 +207,8 @@ class AskItem:
         if ask.status == Ask.Status.EXPIRED:
             return f"Expired: nobody answered in time.{said}"
         if ask.status == Ask.Status.WITHDRAWN:
+            if ask.reason:  # the server's own (a revoked token): the agent did not stop
+                return f"Withdrawn.{said}"
             return "Withdrawn: the agent stopped waiting for an answer."
         return ""
 

@@ -18,7 +18,7 @@ import pytest_asyncio
 from playwright.async_api import Browser, expect
 
 from tests.support import calls
-from tests.support.browser import WEB_CONFIG, Person, screenshot, signed_in
+from tests.support.browser import WEB_CONFIG, Person, add_user, screenshot, signed_in
 from tests.support.calls import answer_round, first_round
 from tests.support.inbox_http import held_call
 from tests.support.live import LiveServer, LiveServers
@@ -129,3 +129,48 @@ async def test_the_dashboard_is_for_staff_only(
         await expect(page).to_have_url(re.compile(r"/admin/login/\?next="))
     finally:
         await context.close()
+
+
+def _staff(server: LiveServer, username: str, *codenames: str) -> Person:
+    """A staff member holding only `codenames` (not the every-ask permission)."""
+    person = add_user(server, username, staff=True, answers_all=False)
+    server.manage(
+        "shell",
+        "-c",
+        "from django.contrib.auth.models import Permission, User;"
+        f"User.objects.get(username={username!r}).user_permissions.add("
+        f"*Permission.objects.filter(codename__in={list(codenames)!r}))",
+    )
+    return person
+
+
+async def test_the_dashboard_needs_the_view_permission_on_asks_and_its_style_passes_the_csp(
+    dashboard_server: tuple[LiveServer, Person, dict[str, str]], browser: Browser
+) -> None:
+    server, _, _ = dashboard_server
+    hooks = _staff(server, "hook-keeper", "view_webhook", "add_webhook", "change_webhook")
+    reader = _staff(server, "ask-reader", "view_ask")
+    page = await signed_in(browser, server, hooks)
+    try:
+        # Staff with webhook rights only: no question text, token name or rate, and no link.
+        refused = await page.goto("/admin/ask_mcp/ask/dashboard/")
+        assert refused is not None and refused.status == 403
+        await expect(page.locator("body")).not_to_contain_text("history 1/")
+        await page.goto("/admin/")
+        await expect(page.get_by_role("link", name="Dashboard", exact=True)).to_have_count(0)
+    finally:
+        await page.context.close()
+    page = await signed_in(browser, server, reader)
+    refusals: list[str] = []
+    page.on("console", lambda message: refusals.append(message.text))
+    try:
+        await page.goto("/admin/ask_mcp/ask/")
+        await page.get_by_role("link", name="Dashboard", exact=True).click()
+        await expect(page).to_have_url(re.compile(r"/admin/ask_mcp/ask/dashboard/$"))
+        # Styled from a static file: the inline block was refused by the page's own CSP.
+        grid = page.locator(".dashboard-grid")
+        await expect(grid).to_have_css("display", "grid")
+        await expect(page.locator(".dashboard-figures")).to_have_css("display", "flex")
+        assert not [text for text in refusals if "Content Security Policy" in text], refusals
+    finally:
+        await page.context.close()

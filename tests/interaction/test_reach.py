@@ -196,7 +196,13 @@ async def test_webhooks_are_signed_and_a_redirecting_one_is_recorded_as_failed(
 async def test_a_reminder_and_an_escalation_reach_their_people_once(
     live_servers: LiveServers, mailbox: Mailbox, browser: Browser
 ) -> None:
-    quick = start(live_servers, mailbox, ELICITATION_TTL=10, REMINDER_BEFORE_SECONDS=5)
+    quick = start(
+        live_servers,
+        mailbox,
+        ELICITATION_TTL=10,
+        REMINDER_BEFORE_SECONDS=5,
+        ESCALATION_MIN_SECONDS=1,  # the 1.8 s escalation below, well inside the 10 s TTL
+    )
     try:
         crew = Crew(quick)
         fay = add_user(quick, f"fay{crew.tag}", staff=False)

@@ -385,3 +385,38 @@ async def test_tasks_get_survives_postgresql_closing_the_task_stores_connection(
             again = await client.get(handle["taskId"])
     assert seen["status"] == again["status"] == "input_required"
     assert seen["inputRequests"] == again["inputRequests"]
+
+
+async def test_tasks_update_racing_tasks_cancel_decides_the_task_and_its_ask_together(
+    server: LiveServer,
+) -> None:
+    """Each try sends the answer and the cancel at once: whichever wins, the task and its ask
+    say the same (answered and accepted, or cancelled and withdrawn), never a task cancelled
+    beside an ask recorded accepted and delivered to nobody (on main: 15 races in 15)."""
+    client = TaskClient(server.mcp_url)
+    ended: dict[str, dict[str, Any]] = {}
+    answer = {"action": "accept", "content": {"answer": "yes"}}
+    async with asyncio.timeout(120):
+        for _ in range(15):
+            handle = await client.ask({"message": unique("Roll back the deploy?")})
+            task_id = handle["taskId"]
+            (key,) = (await client.get(task_id))["inputRequests"]
+            await asyncio.gather(client.update(task_id, {key: answer}), client.cancel(task_id))
+            ended[task_id] = await client.get(task_id)
+    # Both were acknowledged, so the decision is written: each ask read once, in one query.
+    asks: dict[str, str] = shell(
+        server,
+        "import json; from ask_mcp.models import Ask, Task;"
+        f"ids = {list(ended)!r};"
+        "print(json.dumps({t.id: Ask.objects.get(pk=t.ask_id).status"
+        " for t in Task.objects.filter(pk__in=ids)}))",
+    )
+    for task_id, done in ended.items():
+        if done["status"] == "cancelled":
+            assert asks[task_id] == "withdrawn", (done, asks[task_id])
+        else:
+            assert done["status"] == "completed", done
+            if asks[task_id] == "accepted":
+                assert done["result"]["content"][0]["text"] == '{"answer":"yes"}', done
+            else:
+                assert asks[task_id] == "withdrawn", (done, asks[task_id])

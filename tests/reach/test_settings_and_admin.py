@@ -1,13 +1,18 @@
-"""Reaching people's settings and admin: the checks E030-E032 and W030-W031, ASKSERVER_EMAIL_URL, the webhook form."""
+"""Reaching people's settings and admin: the checks E030-E032 and W030-W031, ASKSERVER_EMAIL_URL, the webhook and escalation forms and whose teams they may name."""
 
 from __future__ import annotations
 
+import datetime as dt
+from typing import Final
+
 import pytest
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Group, Permission, User
 from django.core.checks import run_checks
 from django.test import Client, override_settings
+from django.utils import timezone
 
-from ask_mcp.models import Webhook
+from ask_mcp.models import Ask, Escalation, Webhook
+from ask_mcp.reach import plan
 from askserver.settings import _mailers
 
 
@@ -93,3 +98,106 @@ def test_the_admin_refuses_a_webhook_to_an_internal_address_when_it_is_saved() -
     assert webhook.secret.startswith("whsec_") and len(webhook.secret) > 40
     shown = client.get(f"/admin/ask_mcp/webhook/{webhook.pk}/change/").content.decode()
     assert webhook.secret in shown  # the admin copies it to the receiver
+
+
+WEBHOOK_INLINES: Final = {
+    f"{prefix}-{count}": "0"
+    for prefix in ("ask_deliveries", "deliveries")
+    for count in ("TOTAL_FORMS", "INITIAL_FORMS")
+}
+"""The webhook page's (read-only) inlines' management forms, as a browser posts them."""
+
+
+def _staff_with(username: str, team: Group, *codenames: str) -> Client:
+    """A signed-in admin client for a staff member of `team` holding only `codenames`."""
+    user = User.objects.create_user(username, password=f"pw-{username}-0123456789", is_staff=True)
+    user.groups.add(team)
+    user.user_permissions.add(*Permission.objects.filter(codename__in=codenames))
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.mark.django_db
+def test_a_staff_member_with_only_the_escalation_rights_escalates_only_within_her_teams() -> None:
+    ops, payroll = Group.objects.create(name="ops"), Group.objects.create(name="payroll")
+    teammate = User.objects.create_user("tom")
+    teammate.groups.add(ops)
+    outsider = User.objects.create_user("olga")
+    rights = ("add_escalation", "change_escalation", "view_escalation")
+    mallory = _staff_with("mallory", ops, *rights)
+    me = User.objects.get(username="mallory")
+    add = "/admin/ask_mcp/escalation/add/"
+    # The repro: every ask of another team offered to herself after 0.6 s.
+    page = mallory.post(add, {"team": payroll.pk, "after_minutes": "0.01", "fallback_user": me.pk})
+    text = page.content.decode()
+    assert page.status_code == 200 and not Escalation.objects.exists()
+    assert "Select a valid choice" in text and "ESCALATION_MIN_SECONDS (60 s)" in text
+    assert "payroll" not in text  # not even offered
+    # Her own team, but a fallback outside it; then a fallback team she is not in.
+    page = mallory.post(add, {"team": ops.pk, "after_minutes": "5", "fallback_user": outsider.pk})
+    assert page.status_code == 200 and not Escalation.objects.exists()
+    page = mallory.post(add, {"team": ops.pk, "after_minutes": "5", "fallback_team": payroll.pk})
+    assert page.status_code == 200 and not Escalation.objects.exists()
+    done = mallory.post(add, {"team": ops.pk, "after_minutes": "5", "fallback_user": teammate.pk})
+    assert done.status_code == 302
+    assert Escalation.objects.get().fallback_user == teammate
+    # Another team's escalation, set by someone who may: not listed, not changeable by her.
+    Escalation.objects.create(team=payroll, after_minutes=10, fallback_team=payroll)
+    listed = mallory.get("/admin/ask_mcp/escalation/").content.decode()
+    assert "ops → tom" in listed and "payroll →" not in listed
+    change = f"/admin/ask_mcp/escalation/{payroll.pk}/change/"
+    mallory.post(change, {"team": payroll.pk, "after_minutes": "1", "fallback_user": me.pk})
+    assert Escalation.objects.get(pk=payroll.pk).fallback_team == payroll
+    # The every-ask permission (superusers hold it) sets any team's; the minimum still holds.
+    root = Client()
+    root.force_login(User.objects.create_superuser("root", password="pw-root-0123456789"))
+    Escalation.objects.filter(pk=payroll.pk).delete()
+    page = root.post(add, {"team": payroll.pk, "after_minutes": "0.5", "fallback_user": me.pk})
+    assert page.status_code == 200 and "ESCALATION_MIN_SECONDS" in page.content.decode()
+    with override_settings(ASK_MCP={"ESCALATION_MIN_SECONDS": 30}):
+        page = root.post(add, {"team": payroll.pk, "after_minutes": "0.5", "fallback_user": me.pk})
+    assert page.status_code == 302 and Escalation.objects.filter(pk=payroll.pk).exists()
+
+
+@pytest.mark.django_db
+def test_a_short_escalation_saved_before_the_minimum_still_waits_the_minimum() -> None:
+    ops = Group.objects.create(name="ops")
+    Escalation.objects.create(team=ops, after_minutes=0.01, fallback_team=ops)
+    now = timezone.now()
+    ask = Ask.objects.create(
+        created=now,
+        message="deploy?",
+        schema={},
+        tool="user_ask",
+        route="browser",
+        team=ops,
+        expires_at=now + dt.timedelta(minutes=10),
+    )
+    assert plan.escalate_due(ask.created + dt.timedelta(seconds=30)) == []
+    (done,) = plan.escalate_due(ask.created + dt.timedelta(seconds=61))
+    assert done.ask_id == ask.id
+
+
+@pytest.mark.django_db
+def test_a_staff_member_with_only_the_webhook_rights_subscribes_only_to_her_teams() -> None:
+    ops, payroll = Group.objects.create(name="ops"), Group.objects.create(name="payroll")
+    other = User.objects.create_user("olga")
+    rights = ("add_webhook", "change_webhook", "view_webhook")
+    mallory = _staff_with("mallory", ops, *rights)
+    me = User.objects.get(username="mallory")
+    add = "/admin/ask_mcp/webhook/add/"
+    hook = "http://127.0.0.1:9000/hook"
+    with override_settings(ASK_MCP={"ALLOW_PRIVATE_WEBHOOKS": True}):
+        for target in ({"team": payroll.pk}, {"user": other.pk}):
+            page = mallory.post(add, {"url": hook, **target, **WEBHOOK_INLINES})
+            assert page.status_code == 200 and "Select a valid choice" in page.content.decode()
+        assert not Webhook.objects.exists()
+        for target in ({"team": ops.pk}, {"user": me.pk}):
+            done = mallory.post(add, {"url": hook, "active": "on", **target, **WEBHOOK_INLINES})
+            assert done.status_code == 302
+    assert Webhook.objects.count() == 2
+    theirs = Webhook.objects.create(team=payroll, url="http://127.0.0.1:9001/theirs")
+    listed = mallory.get("/admin/ask_mcp/webhook/").content.decode()
+    assert "9000/hook" in listed and "9001/theirs" not in listed
+    assert mallory.get(f"/admin/ask_mcp/webhook/{theirs.pk}/change/").status_code == 302

@@ -10,15 +10,29 @@ its history say which route answered.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
+from collections.abc import AsyncIterator
 from typing import Any
 
+import httpx2
 import pytest
+from mcp import Client
+from mcp.client import ClientRequestContext
+from mcp.client.streamable_http import streamable_http_client
+from mcp.types import (
+    ClientCapabilities,
+    ElicitationCapability,
+    ElicitRequestParams,
+    ElicitResult,
+    UrlElicitationCapability,
+)
 from playwright.async_api import Page, expect
 
 from ask_mcp.server.eras.modern import PEOPLE_ONLY_REFUSAL, PEOPLE_ONLY_STATE
 from ask_mcp.server.eras.tasks import PEOPLE_WAIT
 from ask_mcp.server.errors import PEOPLE_ONLY_TEXT
+from ask_mcp.toolkits.ask import DECLINED_TEXT
 from ask_mcp.web.naming import PEOPLE_ONLY_ROUTE
 from tests.support.browser import (
     WEB_CONFIG,
@@ -31,8 +45,8 @@ from tests.support.browser import (
     quickstart_admin,
 )
 from tests.support.calls import call_body, client, rpc
+from tests.support.clients import CapsClient, accept
 from tests.support.clients import Person as ClientPerson
-from tests.support.clients import accept
 from tests.support.clients import authed as sdk_client
 from tests.support.conformance import TOOLKIT as CONFORMANCE
 from tests.support.inbox_http import held_call, signed_in_http
@@ -291,3 +305,94 @@ async def test_a_tool_s_raw_elicitation_request_for_a_people_only_token_is_an_er
         f"{PEOPLE_ONLY_TEXT}; the elicitation request 'user_name' was not sent to the client; "
         "ask it with ctx.elicit, which puts it in the inbox"
     )
+
+
+URL_CAPS = ClientCapabilities(elicitation=ElicitationCapability(url=UrlElicitationCapability()))
+"""A client that opens links and shows no forms: URL mode, where a call attaches by key."""
+URL_CONFIG: dict[str, Any] = {**WEB_CONFIG, "ANSWER_URL": "ask_mcp.web.elicit.page_url"}
+"""The shipped server with URL mode on (the inbox's page is the link)."""
+
+
+@contextlib.asynccontextmanager
+async def url_client(url: str, token: str, callback: Any) -> AsyncIterator[Client]:
+    """The official client in URL mode, sending `token`; `callback` gets each link."""
+    headers = {"authorization": f"Bearer {token}"}
+    async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=60.0)) as http:
+        transport = streamable_http_client(url, http_client=http)
+        async with CapsClient(
+            transport, mode="2026-07-28", elicitation_callback=callback, caps=URL_CAPS
+        ) as sdk:
+            yield sdk
+
+
+class Refuser:
+    """A URL-mode client's person who refuses to open the link; keeps the links it was sent."""
+
+    def __init__(self) -> None:
+        self.links: list[str] = []
+
+    async def __call__(
+        self, ctx: ClientRequestContext, params: ElicitRequestParams
+    ) -> ElicitResult:
+        assert params.mode == "url"
+        self.links.append(str(params.url))
+        return ElicitResult(action="decline")
+
+
+async def test_another_token_of_the_same_person_never_attaches_to_a_people_only_ask(
+    live_servers: LiveServers,
+) -> None:
+    server = live_servers.get(URL_CONFIG)
+    holder = Holder(server)
+    key = {"askserver/idempotencyKey": f"deploy-{uuid.uuid4().hex}"}
+    message = unique("Deploy to production?")
+    refuser = Refuser()
+    async with asyncio.timeout(60), client() as http:
+        approvals = {"authorization": f"Bearer {holder.people_only}"}
+        async with held_call(
+            server.mcp_url, message=message, http=http, meta=key, headers=approvals
+        ) as held:
+            async with url_client(server.mcp_url, holder.plain, refuser) as sdk:
+                refused = await sdk.call_tool("user_ask", {"message": message}, meta=key)
+            # The chat token asked a question of its own, and only that one was declined.
+            assert text_of(refused) == DECLINED_TEXT
+            (link,) = refuser.links
+            assert uuid.UUID(link.rstrip("/").rsplit("/", 1)[1]).hex != held.ask_id
+            assert ask_status(server, held.ask_id) == "pending"
+            async with signed_in_http(server, holder.person) as person:
+                await person.answer(held.ask_id, answer="after the freeze")
+            answered = assert_valid("tools/call", await held.result())
+            assert text_of(answered["result"]) == '{"answer":"after the freeze"}'
+
+
+async def test_a_decision_on_a_shared_ask_wakes_every_call_attached_to_it(
+    live_servers: LiveServers,
+) -> None:
+    server = live_servers.get(URL_CONFIG)
+    holder = Holder(server)
+    key = {"askserver/idempotencyKey": f"merge-{uuid.uuid4().hex}"}
+    message = unique("Merge the release branch?")
+    refuser = Refuser()
+    async with asyncio.timeout(60), client() as http:
+        chat = {"authorization": f"Bearer {holder.plain}"}
+        async with held_call(
+            server.mcp_url, message=message, http=http, meta=key, headers=chat
+        ) as held:
+            async with url_client(server.mcp_url, holder.plain, refuser) as sdk:
+                refused = await sdk.call_tool("user_ask", {"message": message}, meta=key)
+            (link,) = refuser.links  # the same ask: the URL-mode call attached to it
+            assert uuid.UUID(link.rstrip("/").rsplit("/", 1)[1]).hex == held.ask_id
+            # The held call is woken by the refusal, well before the ask's 600 s TTL.
+            woken = assert_valid("tools/call", await held.result())
+    assert text_of(woken["result"]) == text_of(refused)
+    assert ask_status(server, held.ask_id) == "declined"
+
+
+def ask_status(server: LiveServer, ask_id: str) -> str:
+    """The status the record holds for `ask_id`."""
+    status: str = shell(
+        server,
+        "import json; from ask_mcp.models import Ask;"
+        f"print(json.dumps(Ask.objects.get(pk={ask_id!r}).status))",
+    )
+    return status

@@ -12,7 +12,7 @@ from typing import Any
 
 from ask_mcp.protocol.forms import ElicitResult
 from ask_mcp.server.errors import QuestionNoLongerWaiting
-from ask_mcp.server.ports import AskRecords, QuestionObserver, RefusalCounter
+from ask_mcp.server.ports import AskRecords, AskWithdrawals, QuestionObserver, RefusalCounter
 from ask_mcp.server.question import Ending, Question
 
 
@@ -54,3 +54,10 @@ class ForwardingObserver:
         if not isinstance(self.inner, AskRecords):
             raise QuestionNoLongerWaiting
         await self.inner.reattach(question)
+
+    async def withdraw(self, question: Question, reason: str = "") -> bool:
+        """The record's withdrawal; without a record behind it, the ending is only told."""
+        if isinstance(self.inner, AskWithdrawals):
+            return await self.inner.withdraw(question, reason)
+        self.ended(question, "withdrawn", None)
+        return True

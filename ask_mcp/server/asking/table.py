@@ -128,12 +128,13 @@ def new_question(
     """The question `ctx`'s call asks (plain data the observers see; the table chose `route`), waiting `limit` seconds from `now` in `worker`.
 
     A question answered in the browser gets an attach key: a call asking the same (the same
-    principal, tool and arguments, or the call's idempotency key) attaches to its ask.
+    principal, tool and arguments, or the call's idempotency key; people-only or not, as this
+    one) attaches to its ask.
     """
     attach = None
     if route != "client":
         same = ctx.idempotency_key or request_binding(ctx.method, ctx.name, ctx.arguments)
-        attach = attach_key(ctx.who.principal, ctx.name, same)
+        attach = attach_key(ctx.who.principal, ctx.name, same, people_only=ctx.who.people_only)
     return Question(
         id=new_ask_id().hex,
         message=message,
@@ -396,6 +397,7 @@ class ElicitationTable:
             consent = read_elicit_result(raw) or ElicitResult("decline")
             submitted = waiting.done() and not waiting.cancelled() and not waiting.exception()
             if consent.action != "accept" and not submitted:
+                await self._share_decision(question, consent.action)
                 return ElicitResult(consent.action)
             try:
                 async with asyncio.timeout(max(0.0, question.expires_at - self.clock())):
@@ -406,6 +408,19 @@ class ElicitationTable:
             if not waiting.done():
                 waiting.cancel()
         return read_settled(reply) or ElicitResult("decline")
+
+    async def _share_decision(self, question: Question, action: Action) -> None:
+        """A call's own decision on its ask (URL mode's refusal) wakes every call attached to it.
+
+        Calls that asked the same wait on the ask's settlement, which a person's answer or an
+        admin's decision gives; a refusal in the client gave none, and they waited for the TTL.
+        """
+        if self.relay is None:
+            return
+        try:
+            await self.relay.settle(self.worker, question.id, {"action": action})
+        except Exception:  # the layer is down: the attached calls end at their deadline
+            logger.warning("could not share the decision on ask %s", question.id, exc_info=True)
 
     async def request_inputs(
         self, ctx: Context, requests: Mapping[str, Mapping[str, Any]]

@@ -57,6 +57,7 @@ from ask_mcp.server.errors import (
 )
 from ask_mcp.server.identity import Identity
 from ask_mcp.server.ids import new_ask_id
+from ask_mcp.server.ports import AskWithdrawals
 from ask_mcp.server.question import Ending, Question
 from ask_mcp.server.request_state import InvalidState
 
@@ -639,16 +640,30 @@ class TaskEngine:
             self.table.observer.ended(self._question(task, message, schema), status, None)
 
     async def cancel(self, task_id: str, principal: str | None) -> dict[str, Any]:
-        """tasks/cancel: end the task (withdrawing its ask); an empty ack, also when it ended."""
+        """tasks/cancel: end the task (withdrawing its ask); an empty ack, also when it ended.
+
+        A record task's ask is withdrawn first, in the one conditional write that decides it:
+        when a decision came first (a racing tasks/update, a person), the task ends as its ask
+        did instead. Cancelling the task first let a racing tasks/update record the ask
+        accepted, "delivered" to nobody, beside a cancelled task (15 races in 15).
+        """
         task, tool = await self._owned(task_id, principal)
         if task.status in TERMINAL:
             return {}
+        records = self.table.records
+        form = None
+        if task.ask_id is not None and tool is not None and tool.from_record is not None:
+            form = tool.from_record.form(task.arguments)
+            if isinstance(records, AskWithdrawals) and not await records.withdraw(
+                self._question(task, *form)
+            ):
+                await self._collect(task, tool)  # decided first: the task ends as it says
+                return {}
         task.cancel()
         if not await self.touch(task):
             return {}
-        if task.ask_id is not None and tool is not None and tool.from_record is not None:
-            message, schema = tool.from_record.form(task.arguments)
-            self._withdraw(task, message, schema, "withdrawn")
+        if form is not None and not isinstance(records, AskWithdrawals):
+            self._withdraw(task, *form, "withdrawn")  # no record to decide it in: told only
         running = self._running.pop(task.id, None)
         if running is not None and running.job is not None:
             running.job.cancel()
