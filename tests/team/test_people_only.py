@@ -154,7 +154,7 @@ async def test_the_same_person_s_ordinary_token_is_answered_by_its_client_and_th
     page = await open_as(holder.person)
     await page.goto(f"/asks/{uuid.UUID(row['id'])}/")
     await expect(page.locator(".decided")).to_contain_text("in the client's own form")
-    await expect(page.locator(".history li", has_text="Answered")).to_contain_text(
+    await expect(page.locator(".history li", has_text="Answered by")).to_contain_text(
         "(in the client's own form)"
     )
 

@@ -137,10 +137,12 @@ async def test_the_memory_store_keeps_copies_refuses_writes_after_an_ending_and_
     task.status = COMPLETED  # the caller's copy: the stored one is unchanged until saved
     loaded = await store.load("t1")
     assert loaded is not None and loaded.status == WORKING
-    assert await store.open_count("user:1") == 1 and await store.open_count("user:2") == 0
+    # at 50.0, before the record's expiry (100.0): the test's clock, not the wall clock
+    assert await store.open_count("user:1", now=50.0) == 1
+    assert await store.open_count("user:2", now=50.0) == 0
     assert await store.save(task) is True
     assert await store.save(record()) is False  # terminal already: the ending stands
-    assert await store.open_count("user:1") == 0
+    assert await store.open_count("user:1", now=50.0) == 0
     assert await store.purge(now=99.0) == 0 and await store.purge(now=100.0) == 1
     assert await store.load("t1") is None
 
