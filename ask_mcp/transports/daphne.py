@@ -203,6 +203,19 @@ def serve_http(server: Server, *, host: str, port: int, stdio: bool = False) -> 
     run_daphne(host, port, stdio=stdio)
 
 
+def own_address(base_url: str) -> None:
+    """Make the address daphne listens on PUBLIC_URL unless one is set, as `make run` does:
+    the links people follow (URL mode, progress, mail) come from PUBLIC_URL alone."""
+    from django.conf import settings
+
+    from ask_mcp import conf, runtime
+
+    if conf.values().public_url is None:
+        settings.ASK_MCP = {**(settings.ASK_MCP or {}), "PUBLIC_URL": base_url}
+        conf.values.cache_clear()
+        runtime.use_template(runtime.template())
+
+
 def endpoint_description(host: str, port: int) -> str:
     """A Twisted server endpoint string for `host`:`port` (IPv6 literals escaped)."""
     bare = host.strip("[]")
@@ -232,6 +245,7 @@ def run_daphne(host: str, port: int, *, stdio: bool) -> None:
         bound_host, bound_port = daphne.listening_addresses[0]
         shown = f"[{bound_host}]" if ":" in bound_host else bound_host
         base_url = f"http://{shown}:{bound_port}"
+        own_address(base_url)
         if not stdio:
             print(f"ask-mcp: serving MCP at {base_url}/mcp", file=sys.stderr, flush=True)
             return

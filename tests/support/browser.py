@@ -33,7 +33,7 @@ WEB_CONFIG: Final[dict[str, Any]] = {
     "SWEEP_SECONDS": 0.5,
     "DETACHED_GRACE_SECONDS": 1.0,
     "ALLOW_ANONYMOUS_LOOPBACK": True,
-    "ALLOW_PRIVATE_WEBHOOKS": True,
+    "ALLOW_PRIVATE_TARGETS": True,
 }
 """The askserver default (browser inbox + recorder), with the probe toolkit, a quick sweeper and
 a short grace for asks whose client left (the durability tests keep the default 10 minutes);
