@@ -147,6 +147,9 @@ AXES_COOLOFF_TIME = timedelta(minutes=float(_env("LOGIN_COOLOFF_MINUTES")))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 
+# Sessions keep whom they sign in, so /settings/ lists a person's browsers and ends them.
+SESSION_ENGINE = "ask_mcp.web.browsers"
+
 ROOT_URLCONF = "askserver.urls"
 ASGI_APPLICATION = "askserver.asgi.application"
 

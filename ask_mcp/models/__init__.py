@@ -1,7 +1,8 @@
 """Database models of ask_mcp: asks and their history, sessions, tokens, webhooks, reaching people; rows, not decisions.
 
 Every question put to a person (Ask, AskEvent), initialize-era sessions, bearer tokens,
-webhooks, and how people are reached (each person's choices, each team's escalation, each
+webhooks, people's signed-in browsers and confirmed addresses (:mod:`ask_mcp.models.people`),
+and how people are reached (each person's choices, each team's escalation, each
 ask's reminder and escalation, every delivery of a notification). Deciding an ask is :mod:`ask_mcp.records`'; how a principal or a
 team is written is :mod:`ask_mcp.team.auth`'s.
 """
@@ -519,6 +520,7 @@ class Task(models.Model):
 
 # How people are reached (issue 19's rows) live in their own module; imported here so Django
 # registers them with the app (last: they refer to the models above).
+from ask_mcp.models.people import BrowserSession, EmailChange  # noqa: E402
 from ask_mcp.models.reach import AskReach, Delivery, Escalation, ReachPreference  # noqa: E402
 
 __all__ = [
@@ -530,7 +532,9 @@ __all__ = [
     "AskEvent",
     "AskQuerySet",
     "AskReach",
+    "BrowserSession",
     "Delivery",
+    "EmailChange",
     "Escalation",
     "LegacySessionRecord",
     "ReachPreference",
