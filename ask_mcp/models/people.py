@@ -30,12 +30,8 @@ class BrowserSession(AbstractBaseSession):
     """The signed-in person's id (None for a session without a sign-in)."""
     user_agent = models.CharField(max_length=200, blank=True)
     signed_in_at = models.DateTimeField(null=True)
-
-    @classmethod
-    def get_session_store_class(cls) -> type:
-        from ask_mcp.web.browsers import SessionStore
-
-        return SessionStore
+    # The store is ask_mcp.web.browsers.SessionStore (the records never import the web, so
+    # get_session_store_class is not given and get_decoded() is not used).
 
     class Meta(AbstractBaseSession.Meta):
         verbose_name = "browser session"

@@ -14,10 +14,11 @@ confirmed.
 from __future__ import annotations
 
 import datetime as dt
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from asgiref.sync import sync_to_async
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
 from django.core import signing
 from django.core.mail import EmailMessage
 from django.http import HttpRequest, HttpResponse
@@ -30,9 +31,6 @@ from django.views.decorators.http import require_http_methods
 from ask_mcp import conf
 from ask_mcp.models import EmailChange
 from ask_mcp.web import browsers
-
-if TYPE_CHECKING:
-    from django.contrib.auth.models import User
 
 SALT: Final = "ask_mcp.web.account.email"
 """Keeps these signatures apart from every other use of SECRET_KEY."""
@@ -131,6 +129,7 @@ async def confirm_email(request: HttpRequest, token: str) -> HttpResponse:
     POST of its button, by the person it was sent for, makes the change."""
     user = await request.auser()
     request.user = user
+    assert isinstance(user, User)  # login_required
     status, said = 200, ""
     if request.method == "POST":
         status, said = await sync_to_async(_confirm)(user, token, request.session.session_key)

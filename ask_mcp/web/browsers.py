@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from django.contrib.auth import HASH_SESSION_KEY, SESSION_KEY
 from django.contrib.auth.signals import user_logged_in
@@ -43,8 +43,8 @@ class SessionStore(DatabaseStore):
     def get_model_class(cls) -> Any:
         return BrowserSession
 
-    def create_model_instance(self, data: dict[str, Any]) -> Any:
-        row = super().create_model_instance(data)
+    def create_model_instance(self, data: dict[str, Any]) -> BrowserSession:
+        row = cast(BrowserSession, super().create_model_instance(data))
         try:
             row.user_id = int(data[SESSION_KEY])
         except (KeyError, TypeError, ValueError):
