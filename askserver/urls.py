@@ -1,7 +1,7 @@
 """URLs of the Django side (the MCP endpoint and the live sockets are routed in asgi.py).
 
 Of Django's account views only those the product uses: signing in and out, and changing one's
-password (linked from /settings/). Password reset is not mounted: it was open, unthrottled and
+password (linked from /settings/; it signs out every other browser). Password reset is not mounted: it was open, unthrottled and
 undocumented, and its mailed link followed the request's Host (issue 28); an administrator sets
 a forgotten password (`manage.py changepassword`, or the admin).
 """
@@ -12,13 +12,15 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+from ask_mcp.web import account
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path(
         "accounts/password_change/",
-        auth_views.PasswordChangeView.as_view(),
+        account.PasswordChange.as_view(),
         name="password_change",
     ),
     path(

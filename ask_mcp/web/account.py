@@ -8,17 +8,18 @@ needs the current password; the link (built from PUBLIC_URL alone, signed, bound
 request's nonce, for :data:`CONFIRM_SECONDS`) only leads to a page whose POST, by the same
 person signed in, makes the change and signs out every other browser. An address an
 administrator sets (the admin, `createsuperuser`) is `User.email` at once: it counts as
-confirmed.
+confirmed. Changing the password (:class:`PasswordChange`) ends every other browser too.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from typing import Final
+from typing import Any, Final
 
 from asgiref.sync import sync_to_async
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
+from django.contrib.auth.views import PasswordChangeView
 from django.core import signing
 from django.core.mail import EmailMessage
 from django.http import HttpRequest, HttpResponse
@@ -136,3 +137,15 @@ async def confirm_email(request: HttpRequest, token: str) -> HttpResponse:
     pending = await sync_to_async(pending_for)(user)
     context = {"said": said, "done": request.method == "POST" and status == 200, "pending": pending}
     return render(request, "ask_mcp/confirm_email.html", context, status=status)
+
+
+class PasswordChange(PasswordChangeView):
+    """Django's password change, which also ends every other browser at once: Django alone
+    signs them out at their next request, while their open inbox sockets kept pushing asks."""
+
+    def form_valid(self, form: Any) -> HttpResponse:
+        response = super().form_valid(form)
+        user = self.request.user
+        assert isinstance(user, User)  # the view is login_required
+        browsers.end_others(user, self.request.session.session_key)
+        return response

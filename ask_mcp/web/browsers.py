@@ -6,15 +6,20 @@ Django's database sessions keep the signed-in user only inside each row's encode
 :class:`ask_mcp.models.BrowserSession` whenever a session is saved (a key cycled at sign-in or
 by a password change included). A session whose password hash no longer matches its person's
 (the password changed since) is already signed out by Django on its next request; it is not
-listed, and ending the others deletes its row too.
+listed, and ending the others deletes its row too. Ending a session also closes the inbox
+sockets it opened (each joins its session's group), which would otherwise keep pushing new asks
+to a browser that is signed out.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, cast
 
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
 from django.contrib.auth import HASH_SESSION_KEY, SESSION_KEY
 from django.contrib.auth.signals import user_logged_in
 from django.contrib.sessions.backends.db import SessionStore as DatabaseStore
@@ -91,8 +96,23 @@ def browsers_of(user: AbstractBaseUser, current_key: str | None) -> list[Browser
     return sorted(newest_first, key=lambda each: not each.current)
 
 
+def session_group(session_key: str) -> str:
+    """The channel-layer group of one session's inbox sockets (named by a digest of the key:
+    group names travel through Redis)."""
+    return "ask_mcp.session." + hashlib.sha256(session_key.encode()).hexdigest()[:40]
+
+
 def end_others(user: AbstractBaseUser, current_key: str | None) -> int:
-    """Sign `user` out of every browser but the one with `current_key`; how many were ended."""
+    """Sign `user` out of every browser but the one with `current_key`, closing their open inbox
+    sockets on every worker too (a socket is signed in when it opens); how many were ended.
+
+    Blocking (the database, then the channel layer): call it from a thread.
+    """
     others = BrowserSession.objects.filter(user_id=user.pk).exclude(session_key=current_key or "")
+    keys = list(others.values_list("session_key", flat=True))
     ended, _ = others.delete()
+    layer = get_channel_layer()
+    if layer is not None:
+        for key in keys:
+            async_to_sync(layer.group_send)(session_group(key), {"type": "session.ended"})
     return ended

@@ -146,25 +146,34 @@ async def test_settings_list_the_signed_in_browsers_and_end_the_others_as_a_pass
 ) -> None:
     here = await sign_in(browser, server, person, browsers, "Here/1.0")
     there = await sign_in(browser, server, person, browsers, "Laptop/2.0")
+    async with there.expect_websocket() as opened:
+        await there.goto("/")  # the inbox, live: its socket was signed in when it opened
+    inbox = await opened.value
     await here.goto("/settings/")
     listed = here.locator(".browser-list li")
     await expect(listed).to_have_count(2)
     await expect(listed.first).to_contain_text("Here/1.0")
     await expect(listed.first).to_contain_text("(this browser)")
     await expect(listed.nth(1)).to_contain_text("Laptop/2.0")
-    await here.get_by_role("button", name="Sign out everywhere else").click()
+    # The signed-out browser's open inbox is closed too: no new ask reaches it.
+    async with inbox.expect_event("close"):
+        await here.get_by_role("button", name="Sign out everywhere else").click()
     await expect(here.get_by_role("status")).to_contain_text("Signed out of 1 other browser.")
     await expect(listed).to_have_count(1)
     await signed_out(there)
 
     again = await sign_in(browser, server, person, browsers, "Phone/3.0")
+    async with again.expect_websocket() as opened:
+        await again.goto("/")
+    phone_inbox = await opened.value
     await here.goto("/settings/")
     await expect(listed).to_have_count(2)
     await here.get_by_role("link", name="Change your password").click()
     await here.locator("#id_old_password").fill(person.password)
     await here.locator("#id_new_password1").fill("a-new-pass-phrase-9876")
     await here.locator("#id_new_password2").fill("a-new-pass-phrase-9876")
-    await here.get_by_role("button", name="Change my password").click()
+    async with phone_inbox.expect_event("close"):
+        await here.get_by_role("button", name="Change my password").click()
     await expect(here).to_have_url(re.compile(r"/accounts/password_change/done/$"))
     await signed_out(again)
     await here.goto("/settings/")
