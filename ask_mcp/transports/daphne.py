@@ -195,6 +195,9 @@ def serve_http(server: Server, *, host: str, port: int, stdio: bool = False) -> 
     from ask_mcp import conf, runtime
 
     runtime.use_template(server)
+    if port:  # known before the checks run (URL mode and mail need it); port 0: once bound
+        shown = f"[{host.strip('[]')}]" if ":" in host else host
+        own_address(f"http://{shown}:{port}")
     if is_loopback(host) and "ALLOW_ANONYMOUS_LOOPBACK" not in (settings.ASK_MCP or {}):
         # One person's command on their own machine: loopback callers need no token, as in the
         # quick start. A host other than loopback keeps the project's token requirement.
