@@ -18,6 +18,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
 from ask_mcp import conf
@@ -94,10 +95,19 @@ async def reach_settings(request: HttpRequest) -> HttpResponse:
         "pending": await sync_to_async(account.pending_for)(user),
         "browsers": await sync_to_async(browsers.browsers_of)(user, request.session.session_key),
         "email_configured": conf.values().email,
+        "password_change": _url_of("password_change"),
         "said": said,
         "error": error,
     }
     return render(request, "ask_mcp/settings.html", context, status=400 if error else 200)
+
+
+def _url_of(name: str) -> str | None:
+    """The URL named `name`, or None in a project that does not mount it."""
+    try:
+        return reverse(name)
+    except NoReverseMatch:
+        return None
 
 
 async def _save(request: HttpRequest, user: User, choice: ReachPreference) -> tuple[str, str]:
