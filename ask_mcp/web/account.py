@@ -17,6 +17,7 @@ import datetime as dt
 from typing import Any, Final
 
 from asgiref.sync import sync_to_async
+from django.contrib.auth import authenticate
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
 from django.contrib.auth.views import PasswordChangeView
@@ -62,8 +63,11 @@ def link_for(change: EmailChange) -> str:
     return base.rstrip("/") + reverse("ask_mcp:confirm-email", args=[token])
 
 
-def ask_for_change(user: User, address: str, password: str) -> EmailChange:
+def ask_for_change(request: HttpRequest, user: User, address: str, password: str) -> EmailChange:
     """Record `user`'s wish for `address` and mail it the link that confirms it (blocking).
+
+    The password is checked as a sign-in checks it (:func:`django.contrib.auth.authenticate`),
+    so wrong ones count towards the same lockout: a stolen session cannot guess it here.
 
     Raises:
         ChangeRefused: a wrong password, mail off, or a link mailed less than a minute ago.
@@ -73,7 +77,10 @@ def ask_for_change(user: User, address: str, password: str) -> EmailChange:
             "This server sends no mail, so it cannot confirm a new address; ask an "
             "administrator to change it."
         )
-    if not password or not user.check_password(password):
+    if (
+        not password
+        or authenticate(request, username=user.get_username(), password=password) != user
+    ):
         raise ChangeRefused(
             "Your current password is needed to change your address, and this was not it."
         )

@@ -120,7 +120,7 @@ async def _save(request: HttpRequest, user: User, choice: ReachPreference) -> tu
             return "", f"{email!r} is not an email address."
         password = request.POST.get("password", "")
         try:
-            await sync_to_async(account.ask_for_change)(user, email, password)
+            await sync_to_async(account.ask_for_change)(request, user, email, password)
         except account.ChangeRefused as refused:
             return "", str(refused)
     choice.email_asks = request.POST.get("email_asks") == "on"
