@@ -11,6 +11,7 @@ link to another port of the server's own host in an agent's Markdown is shown as
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import socket
 import uuid
@@ -90,6 +91,8 @@ async def test_an_agent_naming_another_port_in_host_is_refused_and_mail_links_to
         assert not [mail for mail in mailbox.mails if f":{listener}" in mail.text]
     finally:
         call.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await call
 
 
 @pytest.mark.parametrize(
