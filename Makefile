@@ -5,6 +5,10 @@ SHELL := /bin/bash
 HOST ?= 127.0.0.1
 PORT ?= 8000
 SERVER ?= daphne
+# The origin people reach `make run` at: the links they follow (mail, URL mode, progress) are built
+# from it alone, and a request naming another port is refused. An ASKSERVER_PUBLIC_URL already set
+# (a proxy in front) wins.
+PUBLIC_URL ?= $(or $(ASKSERVER_PUBLIC_URL),http://$(HOST):$(PORT))
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
@@ -16,7 +20,7 @@ PYTHON ?= $(shell for p in python3.12 python3.13 python3 $$HOME/.pyenv/versions/
 .PHONY: help venv run test lint typecheck docs pytest conformance clean bench soak
 
 help:
-	@echo "make run          serve askserver on http://$(HOST):$(PORT) (PORT=..., HOST=..., SERVER=daphne|uvicorn)"
+	@echo "make run          serve askserver on http://$(HOST):$(PORT) (PORT=..., HOST=..., SERVER=daphne|uvicorn, PUBLIC_URL=...)"
 	@echo "make test         lint, type-check, the docs build, the whole test suite and the conformance suite"
 	@echo "make docs         build the docs site strictly into $(SITE) (no broken link, no page outside the nav)"
 	@echo "make conformance  the official MCP conformance suite, both eras (installs Node 22 once)"
@@ -36,12 +40,12 @@ run: $(STAMP)
 	$(PY) manage.py migrate --noinput
 	@echo
 	@echo "  MCP endpoint:  http://$(HOST):$(PORT)/mcp"
-	@$(PY) manage.py quickstart --url http://$(HOST):$(PORT)/
+	@$(PY) manage.py quickstart --url $(PUBLIC_URL)/
 	@echo
 ifeq ($(SERVER),uvicorn)
-	exec $(VENV)/bin/uvicorn askserver.asgi:application --host $(HOST) --port $(PORT) --no-access-log
+	ASKSERVER_PUBLIC_URL=$(PUBLIC_URL) exec $(VENV)/bin/uvicorn askserver.asgi:application --host $(HOST) --port $(PORT) --no-access-log
 else
-	exec $(VENV)/bin/daphne -b $(HOST) -p $(PORT) askserver.asgi:application
+	ASKSERVER_PUBLIC_URL=$(PUBLIC_URL) exec $(VENV)/bin/daphne -b $(HOST) -p $(PORT) askserver.asgi:application
 endif
 
 # The import contracts in pyproject.toml ([tool.importlinter]) are the architecture's written form.

@@ -13,6 +13,7 @@ class AskMcpConfig(AppConfig):
     def ready(self) -> None:
         from ask_mcp import checks, conf, runtime  # noqa: F401  (registers the checks and the settings receivers)
         from ask_mcp.ops import metrics
+        from ask_mcp.web import browsers  # noqa: F401  (remembers each sign-in's browser)
 
         if conf.get("METRICS") is True:
             metrics.enable()

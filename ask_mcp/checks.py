@@ -36,6 +36,11 @@ INBOX_HOOK: Final = "ask_mcp.web.elicit.on_elicit"
 """The ON_ELICIT path that sends questions to the browser inbox."""
 METRICS_TOKEN_MIN: Final = 16
 """Characters a metrics token needs at least: shorter ones are guessable in a night of tries."""
+PUBLIC_URL_HINT: Final = (
+    "Set ASKSERVER_PUBLIC_URL (ASK_MCP['PUBLIC_URL']) to the origin people open the inbox at, "
+    "such as 'https://ask.example.com'."
+)
+"""The fix of E033 and E034."""
 DJANGO_DEFAULT_FROM: Final = "webmaster@localhost"
 """Django's own DEFAULT_FROM_EMAIL: mail from it is refused or filed as spam by most servers."""
 
@@ -55,7 +60,7 @@ def check_ask_mcp_settings(
         _check_session_idle_against_ttl,
         _check_answers_kept_shorter_than_asks,
         _check_email_from,
-        _check_email_links,
+        _check_links_have_an_origin,
         _check_metrics_token,
         _check_inbox_has_a_layer,
         _check_channel_layer,
@@ -72,16 +77,27 @@ def named(key: str) -> str:
 
 
 def _check_known_keys(configured: Mapping[str, Any]) -> Messages:
-    unknown = sorted(set(configured) - set(conf.DEFAULTS))
-    if not unknown:
-        return []
-    return [
-        Error(
-            f"ASK_MCP has unknown key(s): {', '.join(unknown)}.",
-            hint=f"Valid keys: {', '.join(conf.DEFAULTS)}.",
-            id="ask_mcp.E002",
+    """Unknown keys (E002); a key's old name, still read for now (W004)."""
+    messages: Messages = [
+        Warning(
+            f"ASK_MCP['{old}'] is the old name of ASK_MCP['{conf.OLD_KEYS[old]}']: it is read "
+            f"until askserver {conf.OLD_KEYS_REMOVED_IN}, which stops reading it.",
+            hint=f"Rename it to {conf.OLD_KEYS[old]} (in the environment: "
+            f"{environment.PREFIX}{conf.OLD_KEYS[old]}).",
+            id="ask_mcp.W004",
         )
+        for old in sorted(set(configured) & set(conf.OLD_KEYS))
     ]
+    unknown = sorted(set(configured) - set(conf.DEFAULTS) - set(conf.OLD_KEYS))
+    if unknown:
+        messages.append(
+            Error(
+                f"ASK_MCP has unknown key(s): {', '.join(unknown)}.",
+                hint=f"Valid keys: {', '.join(conf.DEFAULTS)}.",
+                id="ask_mcp.E002",
+            )
+        )
+    return messages
 
 
 # ------------------------------------------------------------ one check per key, by its kind
@@ -259,18 +275,20 @@ def _check_email_from() -> Messages:
     ]
 
 
-def _check_email_links() -> Messages:
-    if conf.get("EMAIL") is not True or conf.get("PUBLIC_URL") is not None:
+def _check_links_have_an_origin() -> Messages:
+    """Mail (E033) and URL mode (E034) send people links, built from PUBLIC_URL alone: a
+    request's Host header is the agent's to choose, and a poisoned one sent a teammate's mailed
+    link to another local listener, which then held their session cookie (issue 28)."""
+    if conf.get("PUBLIC_URL") is not None:
         return []
-    return [
-        Warning(
-            f"{named('EMAIL')} is on but {named('PUBLIC_URL')} is not set: links in mail use the "
-            "address the MCP client reached the server on, which a mailbox may not reach.",
-            hint=f"Set {named('PUBLIC_URL')} to the inbox's public origin, e.g. "
-            "'https://ask.example.com'.",
-            id="ask_mcp.W031",
-        )
-    ]
+    messages: Messages = []
+    if conf.get("EMAIL") is True:
+        message = conf.public_url_needed(f"{named('EMAIL')} is on, but mail")
+        messages.append(Error(message, hint=PUBLIC_URL_HINT, id="ask_mcp.E033"))
+    if conf.get("ANSWER_URL") is not None:
+        message = conf.public_url_needed(f"{named('ANSWER_URL')} is set, but URL mode")
+        messages.append(Error(message, hint=PUBLIC_URL_HINT, id="ask_mcp.E034"))
+    return messages
 
 
 def _check_metrics_token() -> Messages:

@@ -62,9 +62,14 @@ class Setting:
     """A count or a number that may also be None (`none` in the environment)."""
     shown: str | None = None
     """The default as the settings table shows it, when the value alone would not say it."""
+    old: str | None = None
+    """The key's old name, still read (in `ASK_MCP` and as `ASKSERVER_<old>`) when the key is
+    not given, until askserver :data:`OLD_KEYS_REMOVED_IN` (ask_mcp.W004 names the new one)."""
 
 
 _SETTING: Final = "ask_mcp.setting"
+OLD_KEYS_REMOVED_IN: Final = "0.2.0"
+"""The version that stops reading a key's :attr:`Setting.old` name."""
 
 
 def _key(kind: Kind, default: Any, meaning: str, **more: Any) -> Any:
@@ -213,8 +218,10 @@ class AskSettings:
     public_url: str | None = _key(
         "origin",
         None,
-        "origin used in answer URLs (`https://ask.example.com`); the request's own origin "
-        "otherwise",
+        "the server's public origin (`https://ask.example.com`): the only origin of the links "
+        "people follow (mail, webhooks, URL mode, progress); mail, URL mode and webhooks need "
+        "it, and a request whose `Host` names another port is refused (`make run` sets it; "
+        "[Security](../deploy/security.md#the-servers-own-address))",
         check="ask_mcp.E009",
     )
     sweep_seconds: float = _key(
@@ -291,7 +298,7 @@ class AskSettings:
         "after a mail to a person, what else falls due for them within this many seconds goes as "
         "one digest (each ask with its own link); a reminder never goes later than it is due and "
         "urgent mails go at once ([Reaching people](../answering/reach.md)); `none`: one mail each",
-        check="ask_mcp.E033",
+        check="ask_mcp.E035",
         hint="None sends every notification as its own mail.",
         optional=True,
     )
@@ -308,11 +315,14 @@ class AskSettings:
         "how often each worker plans and sends notifications",
         check="ask_mcp.E004",
     )
-    allow_private_webhooks: bool = _key(
+    allow_private_targets: bool = _key(
         "flag",
         False,
-        "let webhooks target loopback and private addresses (never metadata or link-local ones)",
+        "let every outbound target (webhooks) be a loopback or private address (never a "
+        "metadata or link-local one); `ALLOW_PRIVATE_WEBHOOKS`, its old name, is read until "
+        "0.2.0",
         check="ask_mcp.E031",
+        old="ALLOW_PRIVATE_WEBHOOKS",
     )
     metrics: bool = _key(
         "flag",
@@ -358,6 +368,11 @@ SETTINGS: Final[tuple[Setting, ...]] = tuple(
 DEFAULTS: Final[Mapping[str, Any]] = {setting.key: setting.default for setting in SETTINGS}
 """Every key of `settings.ASK_MCP`, with its default."""
 
+OLD_KEYS: Final[Mapping[str, str]] = {s.old: s.key for s in SETTINGS if s.old is not None}
+"""Old key -> the key it is read as (until :data:`OLD_KEYS_REMOVED_IN`)."""
+_OLD_OF: Final[Mapping[str, str]] = {new: old for old, new in OLD_KEYS.items()}
+_UNSET: Final = object()
+
 
 def configured() -> Any:
     """`settings.ASK_MCP` as given (not yet checked: it may not even be a dict)."""
@@ -369,7 +384,11 @@ def get(key: str) -> Any:
     given = configured()
     # A dict first: an isinstance against the Mapping ABC cost a request more than the read.
     if type(given) is dict or isinstance(given, Mapping):
-        return given.get(key, DEFAULTS[key])
+        value = given.get(key, _UNSET)
+        if value is _UNSET:
+            old = _OLD_OF.get(key)
+            value = given.get(old, DEFAULTS[key]) if old is not None else DEFAULTS[key]
+        return value
     return DEFAULTS[key]
 
 
@@ -424,6 +443,7 @@ def _variable(setting: Setting) -> environment.Variable:
         secret=setting.kind == "token",
         optional=setting.optional,
         default_text=setting.shown,
+        also=(environment.PREFIX + setting.old,) if setting.old is not None else (),
     )
 
 
@@ -441,6 +461,15 @@ def from_environment(environ: Mapping[str, str]) -> dict[str, Any]:
     into `ASK_MCP`; a value that cannot be read is left to its default and a check)."""
     found, _ = environment.read(environ, VARIABLES)
     return {key: found[var.name] for key, var in VARIABLE_OF.items() if var.name in found}
+
+
+def public_url_needed(what: str) -> str:
+    """Why `what` (mail, URL mode, a webhook) cannot work without PUBLIC_URL, and the fix."""
+    return (
+        f"{what} needs ASK_MCP['PUBLIC_URL'] (ASKSERVER_PUBLIC_URL), the origin people reach "
+        "this server at, such as 'https://ask.example.com': the links people follow are built "
+        "from it alone, never from a request's Host header (`make run` sets it)."
+    )
 
 
 @functools.cache

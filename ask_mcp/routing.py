@@ -39,7 +39,8 @@ websocket_urlpatterns = [
 
 
 def build_application(django_application: Any = None) -> Any:
-    """The whole ASGI application: /mcp, the live sockets (signed in, same site), and Django.
+    """The whole ASGI application: /mcp, the live sockets (signed in, same site), and Django,
+    behind the guard that refuses a `Host` naming another port (:mod:`ask_mcp.transports.host_port`).
 
     `django_application` is the project's `get_asgi_application()` (built here when omitted).
     Static files are served too, as `runserver` does, so `make run` needs no web server.
@@ -50,22 +51,27 @@ def build_application(django_application: Any = None) -> Any:
     from django.urls import re_path
 
     from ask_mcp.runtime import lifecycle
+    from ask_mcp.transports.host_port import OwnPortOnly
     from ask_mcp.web.origin import SameOriginSockets
     from ask_mcp.web.static import StaticFiles
 
     django_app = django_application or get_asgi_application()
+    # Inside the body deadline, outside all else: a Host naming another port is refused before
+    # /mcp, a page or a socket sees it.
     application = lifecycle(
-        ProtocolTypeRouter(
-            {
-                "http": URLRouter(
-                    [*http_urlpatterns, re_path(r"", StaticFiles(django_app))]  # type: ignore[arg-type]
-                ),
-                # Signed-in sockets only, and only from pages of this site: the same scheme, host
-                # and port, as /mcp requires (no cross-site or cross-port hijacking).
-                "websocket": SameOriginSockets(
-                    AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
-                ),
-            }
+        OwnPortOnly(
+            ProtocolTypeRouter(
+                {
+                    "http": URLRouter(
+                        [*http_urlpatterns, re_path(r"", StaticFiles(django_app))]  # type: ignore[arg-type]
+                    ),
+                    # Signed-in sockets only, and only from pages of this site: the same scheme, host
+                    # and port, as /mcp requires (no cross-site or cross-port hijacking).
+                    "websocket": SameOriginSockets(
+                        AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
+                    ),
+                }
+            )
         )
     )
     # uvicorn has no body deadline: the application holds it. Under daphne its HTTP layer holds

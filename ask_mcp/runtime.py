@@ -18,6 +18,7 @@ from typing import Any, Final
 
 from channels.db import database_sync_to_async
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.utils.module_loading import import_string
@@ -52,6 +53,11 @@ def use_template(server: Server | None) -> None:
     global _template
     _template = server
     _clear()
+
+
+def template() -> Server | None:
+    """The template :func:`use_template` was given, if any."""
+    return _template
 
 
 @functools.cache
@@ -89,6 +95,7 @@ def build_server() -> Server:
     Either way it gets what only Django provides: requestState keys from SECRET_KEY (and its
     fallbacks), the channel-layer relay, and the settings' hooks where the template has none.
     """
+    _links_have_an_origin()
     keys = [derive_key(settings.SECRET_KEY)]
     keys += [derive_key(key) for key in getattr(settings, "SECRET_KEY_FALLBACKS", [])]
     relay = ChannelRelay() if "default" in getattr(settings, "CHANNEL_LAYERS", {}) else None
@@ -107,13 +114,28 @@ def build_server() -> Server:
     return server
 
 
+def _links_have_an_origin() -> None:
+    """Mail and URL mode send people links, built from PUBLIC_URL alone: without it they refuse
+    to start, here too for a project that skips the system checks (E033, E034).
+
+    Raises:
+        ImproperlyConfigured: EMAIL is on or ANSWER_URL set, and PUBLIC_URL is not.
+    """
+    if conf.values().public_url:
+        return
+    if conf.values().email:
+        raise ImproperlyConfigured(conf.public_url_needed("Mail (ASK_MCP['EMAIL'])"))
+    if conf.get("ANSWER_URL") is not None:
+        raise ImproperlyConfigured(conf.public_url_needed("URL mode (ASK_MCP['ANSWER_URL'])"))
+
+
 async def announce_task_ask(question: Question, ctx: Context) -> None:
     """A task's new ask, as the web's on_elicit does a held call's: shown at once in every open
     inbox, and its people told (mail, webhooks; ask_mcp.reach). Before this, a task's question
     appeared only when a person loaded the inbox, and nobody was told of it."""
     await announce(ASKED, [question.id])
     try:  # planned and sent in the background: a notification problem never costs the question
-        REACHER.start_soon(question.id, conf.values().public_url or ctx.base_url or "")
+        REACHER.start_soon(question.id, conf.values().public_url or "")
     except Exception:
         logger.exception("could not start the notifications of ask %s", question.id)
 

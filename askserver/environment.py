@@ -35,8 +35,9 @@ DATABASE_SCHEMES: Final = ("postgres", "postgresql")
 REDIS_SCHEMES: Final = ("redis", "rediss", "unix")
 """The schemes ASKSERVER_REDIS_URL may have (those channels_redis connects to)."""
 OLD_PREFIX: Final = "ASK_MCP_"
-"""The prefix some variables had before; a row's `also` name with it is still read, until
-:data:`OLD_NAMES_REMOVED_IN` removes it (ask_mcp.W003 names the new name meanwhile)."""
+"""The prefix some variables had before; a row's `also` name with it (or an old `ASKSERVER_`
+name, as ASKSERVER_ALLOW_PRIVATE_WEBHOOKS) is still read, until :data:`OLD_NAMES_REMOVED_IN`
+removes it (ask_mcp.W003 names the new name meanwhile)."""
 OLD_NAMES_REMOVED_IN: Final = "0.2.0"
 """The askserver version that stops reading the old `ASK_MCP_` names."""
 
@@ -240,7 +241,7 @@ def old_names_in_use(environ: Mapping[str, str]) -> list[tuple[str, str]]:
         (old, var.name)
         for var in VARIABLES
         for old in var.also
-        if old.startswith(OLD_PREFIX) and environ.get(old)
+        if old.startswith((OLD_PREFIX, PREFIX)) and environ.get(old)
     ]
 
 

@@ -160,6 +160,9 @@ TRUSTED_PROXIES: list[str] = _env("TRUSTED_PROXIES")
 AXES_CLIENT_IP_CALLABLE = "askserver.signin.client_address"
 AXES_USERNAME_CALLABLE = "askserver.signin.lockout_username"
 
+# Sessions keep whom they sign in, so /settings/ lists a person's browsers and ends them.
+SESSION_ENGINE = "ask_mcp.web.browsers"
+
 ROOT_URLCONF = "askserver.urls"
 ASGI_APPLICATION = "askserver.asgi.application"
 

@@ -50,6 +50,7 @@ def test_every_ask_mcp_key_has_its_variable() -> None:
         "ASKSERVER_REDIS_URL": ("ASK_MCP_REDIS_URL",),
         "ASKSERVER_REDIS_PREFIX": ("ASK_MCP_REDIS_PREFIX",),
         "ASKSERVER_LOG_LEVEL": ("ASK_MCP_LOG_LEVEL",),
+        "ASKSERVER_ALLOW_PRIVATE_TARGETS": ("ASKSERVER_ALLOW_PRIVATE_WEBHOOKS",),
     }
 
 

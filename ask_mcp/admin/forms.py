@@ -55,7 +55,8 @@ class ReasonForm(forms.Form):
 
 
 class WebhookForm(WebhookFormBase):
-    """Refuses a URL that resolves to loopback, a private network or a metadata service."""
+    """Refuses a URL that resolves to loopback, a private network or a metadata service, and
+    any webhook while PUBLIC_URL, the only origin of the link it announces, is unset."""
 
     class Meta:
         model = Webhook
@@ -63,8 +64,10 @@ class WebhookForm(WebhookFormBase):
 
     def clean_url(self) -> str:
         url: str = self.cleaned_data["url"]
+        if conf.values().public_url is None:  # its announcements carry a link to the ask
+            raise forms.ValidationError(conf.public_url_needed("A webhook"))
         try:
-            vet(url, allow_private=conf.values().allow_private_webhooks)
+            vet(url, allow_private=conf.values().allow_private_targets)
         except TargetRefused as exc:
             raise forms.ValidationError(str(exc)) from None
         return url

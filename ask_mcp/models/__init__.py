@@ -1,7 +1,8 @@
 """Database models of ask_mcp: asks and their history, sessions, tokens, webhooks, reaching people; rows, not decisions.
 
 Every question put to a person (Ask, AskEvent), initialize-era sessions, bearer tokens,
-webhooks, and how people are reached (each person's choices, each team's escalation, each
+webhooks, people's signed-in browsers and confirmed addresses (:mod:`ask_mcp.models.people`),
+and how people are reached (each person's choices, each team's escalation, each
 ask's reminder and escalation, every delivery of a notification). Deciding an ask is :mod:`ask_mcp.records`'; how a principal or a
 team is written is :mod:`ask_mcp.team.auth`'s.
 """
@@ -559,14 +560,12 @@ class Task(models.Model):
         return f"task {self.id[:8]} of {self.tool} ({self.status})"
 
 
-# How people are reached (issue 19's rows) live in their own module; imported here so Django
-# registers them with the app (last: they refer to the models above).
-
-# How people are reached, decisions held for an undo window and asks refused by a limit live
-# in their own modules; imported here so Django registers them with the app (last: they refer
-# to the models above).
+# How people are reached, their browsers and email changes, decisions held for an undo window
+# and asks refused by a limit live in their own modules; imported here so Django registers them
+# with the app (last: they refer to the models above).
 from ask_mcp.models.held import HeldDecision  # noqa: E402
 from ask_mcp.models.limits import RefusedAsks  # noqa: E402
+from ask_mcp.models.people import BrowserSession, EmailChange  # noqa: E402
 from ask_mcp.models.reach import AskReach, Delivery, Escalation, ReachPreference  # noqa: E402
 
 __all__ = [
@@ -578,7 +577,9 @@ __all__ = [
     "AskEvent",
     "AskQuerySet",
     "AskReach",
+    "BrowserSession",
     "Delivery",
+    "EmailChange",
     "Escalation",
     "HeldDecision",
     "LegacySessionRecord",

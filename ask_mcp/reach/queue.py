@@ -89,7 +89,7 @@ def send(delivery: Delivery) -> Outcome:
         hook = delivery.webhook
         if hook is None or not hook.active:
             return Outcome(State.SKIPPED, "the webhook was deleted or turned off")
-        target = targets.vet(hook.url, allow_private=conf.values().allow_private_webhooks)
+        target = targets.vet(hook.url, allow_private=conf.values().allow_private_targets)
         body = webhooks.body_of(
             webhooks.announcement(_ask_fields(ask), _page(base, ask), delivery.purpose)
         )
@@ -97,6 +97,8 @@ def send(delivery: Delivery) -> Outcome:
         return Outcome(State.SENT, status=status)
     except targets.TargetRefused as exc:
         return Outcome(State.FAILED, f"refused: {exc}")  # retrying would be refused again
+    except NoOrigin as exc:
+        return Outcome(State.FAILED, str(exc))
     except webhooks.PostFailed as exc:
         return Outcome(State.RETRYING, str(exc), exc.status)
     except (smtplib.SMTPException, OSError, ValueError) as exc:
@@ -106,16 +108,22 @@ def send(delivery: Delivery) -> Outcome:
         return Outcome(State.RETRYING, f"{type(exc).__name__}: {exc}")
 
 
+class NoOrigin(Exception):
+    """PUBLIC_URL is unset: no link can be sent (the checks and the webhook form refuse this)."""
+
+
 def link_base(ask: Ask) -> str:
-    """The origin of the links sent for `ask`: PUBLIC_URL, else the one it was asked on.
+    """The origin of the links sent for `ask`: PUBLIC_URL, and only it.
+
+    Never the origin the ask was asked on: that is the agent's `Host` header, and a poisoned
+    one led a teammate's mailed link to another local listener (issue 28).
 
     Raises:
-        ValueError: neither is known (set PUBLIC_URL).
+        NoOrigin: PUBLIC_URL is unset.
     """
-    reach = getattr(ask, "reach", None)
-    base = conf.values().public_url or (reach.link_base if reach is not None else "")
+    base = conf.values().public_url
     if not base:
-        raise ValueError("no origin for links: set ASK_MCP['PUBLIC_URL']")
+        raise NoOrigin(conf.public_url_needed("Sending mail or a webhook"))
     return base
 
 

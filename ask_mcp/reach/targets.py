@@ -26,7 +26,7 @@ METADATA: Final = frozenset(
         ipaddress.ip_address("fd00:ec2::254"),  # AWS over IPv6
     }
 )
-"""Cloud metadata services: refused even when ALLOW_PRIVATE_WEBHOOKS lets private targets in."""
+"""Cloud metadata services: refused even when ALLOW_PRIVATE_TARGETS lets private targets in."""
 DEFAULT_PORTS: Final = {"http": 80, "https": 443}
 """The port of each scheme a webhook may use, when the URL names none."""
 
@@ -101,8 +101,8 @@ def vet(url: str, *, allow_private: bool) -> Target:
     for address in addresses:  # all of them: a name may resolve to one of each kind
         if (why := allowed(address, allow_private=allow_private)) is not None:
             raise TargetRefused(
-                f"{url!r} resolves to {address}, {why}: webhooks may only reach public "
-                "addresses (ASK_MCP['ALLOW_PRIVATE_WEBHOOKS'] lets loopback and private "
+                f"{url!r} resolves to {address}, {why}: the server sends only to public "
+                "addresses (ASK_MCP['ALLOW_PRIVATE_TARGETS'] lets loopback and private "
                 "networks in)"
             )
     path = parts.path or "/"

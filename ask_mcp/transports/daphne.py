@@ -210,12 +210,28 @@ def serve_http(server: Server, *, host: str, port: int, stdio: bool = False) -> 
     from ask_mcp import conf, runtime
 
     runtime.use_template(server)
+    if port:  # known before the checks run (URL mode and mail need it); port 0: once bound
+        shown = f"[{host.strip('[]')}]" if ":" in host else host
+        own_address(f"http://{shown}:{port}")
     if is_loopback(host) and "ALLOW_ANONYMOUS_LOOPBACK" not in (settings.ASK_MCP or {}):
         # One person's command on their own machine: loopback callers need no token, as in the
         # quick start. A host other than loopback keeps the project's token requirement.
         settings.ASK_MCP = {**(settings.ASK_MCP or {}), "ALLOW_ANONYMOUS_LOOPBACK": True}
     conf.values.cache_clear()
     run_daphne(host, port, stdio=stdio)
+
+
+def own_address(base_url: str) -> None:
+    """Make the address daphne listens on PUBLIC_URL unless one is set, as `make run` does:
+    the links people follow (URL mode, progress, mail) come from PUBLIC_URL alone."""
+    from django.conf import settings
+
+    from ask_mcp import conf, runtime
+
+    if conf.values().public_url is None:
+        settings.ASK_MCP = {**(settings.ASK_MCP or {}), "PUBLIC_URL": base_url}
+        conf.values.cache_clear()
+        runtime.use_template(runtime.template())
 
 
 def endpoint_description(host: str, port: int) -> str:
@@ -247,6 +263,7 @@ def run_daphne(host: str, port: int, *, stdio: bool) -> None:
         bound_host, bound_port = daphne.listening_addresses[0]
         shown = f"[{bound_host}]" if ":" in bound_host else bound_host
         base_url = f"http://{shown}:{bound_port}"
+        own_address(base_url)
         if not stdio:
             print(f"ask-mcp: serving MCP at {base_url}/mcp", file=sys.stderr, flush=True)
             return

@@ -27,7 +27,7 @@ from django.contrib.auth.models import AnonymousUser
 from ask_mcp.models import Ask
 from ask_mcp.records.decisions import asks_shown
 from ask_mcp.records.events import ASKED, ENDED, INBOX_GROUP
-from ask_mcp.web import cards
+from ask_mcp.web import browsers, cards
 from ask_mcp.web.listing import INBOX_LIMIT, Filters, as_shown, inbox_asks
 
 if TYPE_CHECKING:
@@ -78,6 +78,7 @@ class InboxConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels i
     ask_id: uuid.UUID | None
     shown: set[str]
     filters: Filters
+    session_group: str | None
 
     async def connect(self) -> None:
         user = self.scope.get("user")
@@ -93,11 +94,21 @@ class InboxConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels i
             await self.close(code=CLOSE_UNAUTHORISED)
             return
         await self.channel_layer.group_add(INBOX_GROUP, self.channel_name)
+        key = getattr(self.scope.get("session"), "session_key", None)
+        self.session_group = browsers.session_group(key) if key else None
+        if self.session_group is not None:  # closed when its browser is signed out elsewhere
+            await self.channel_layer.group_add(self.session_group, self.channel_name)
         await self.accept()
         await self.send(text_data=await database_sync_to_async(self._list_now)())
 
     async def disconnect(self, code: int) -> None:
         await self.channel_layer.group_discard(INBOX_GROUP, self.channel_name)
+        if getattr(self, "session_group", None) is not None:
+            await self.channel_layer.group_discard(self.session_group, self.channel_name)
+
+    async def session_ended(self, event: dict[str, Any]) -> None:
+        """Its browser was signed out from another (ask_mcp.web.browsers.end_others)."""
+        await self.close(code=CLOSE_UNAUTHORISED)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         return None  # the socket only pushes

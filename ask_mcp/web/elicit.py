@@ -5,6 +5,11 @@ recorder before this runs, or attached to the ask an earlier call asking the sam
 announced to every open inbox over the channel layer, and the call waits in the worker holding
 it until someone settles the ask through the relay (a browser answer, an admin's cancel). Meanwhile the call reports progress with the URL where
 the person can answer.
+
+Every link built here comes from PUBLIC_URL alone, never from the `Host` header of the
+agent's request (the agent chooses it: a link to another port of the same host handed that
+port the person's cookies). Without PUBLIC_URL the progress texts carry no link, and URL mode
+refuses to start (ask_mcp.E034).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from django.core.exceptions import ImproperlyConfigured
 from django.urls import reverse
 
 from ask_mcp import conf
@@ -27,11 +33,12 @@ from ask_mcp.workers.relay import ChannelRelay
 logger = logging.getLogger("ask_mcp.web.elicit")
 
 
-def answer_url(ask_id: str, base_url: str | None) -> str:
-    """Where a person answers `ask_id`: PUBLIC_URL (or the request's own origin) plus the ask's page."""
-    path = reverse("ask_mcp:ask", args=[uuid.UUID(ask_id)])
-    base = conf.values().public_url or base_url or ""
-    return base.rstrip("/") + path
+def answer_url(ask_id: str) -> str | None:
+    """Where a person answers `ask_id`: PUBLIC_URL plus the ask's page; None without PUBLIC_URL."""
+    base = conf.values().public_url
+    if not base:
+        return None
+    return base.rstrip("/") + reverse("ask_mcp:ask", args=[uuid.UUID(ask_id)])
 
 
 async def ask_in_browser(question: Question, ctx: Context) -> Mapping[str, Any]:
@@ -44,12 +51,12 @@ async def ask_in_browser(question: Question, ctx: Context) -> Mapping[str, Any]:
     if question.attempt == 1 and not question.attached:  # an attached call's ask was announced
         await announce(ASKED, [question.id])
         try:  # mail and webhooks, planned and sent in the background (ask_mcp.reach)
-            REACHER.start_soon(question.id, conf.values().public_url or ctx.base_url or "")
+            REACHER.start_soon(question.id, conf.values().public_url or "")
         except Exception:  # a notification problem must never cost the question
             logger.exception("could not start the notifications of ask %s", question.id)
     heartbeat = None
     if ctx.progress_token is not None:
-        url = answer_url(question.id, ctx.base_url)
+        url = answer_url(question.id)
         heartbeat = asyncio.ensure_future(_report_waiting(ctx, url))
     try:
         return await relay.wait_settled(question.id)
@@ -58,14 +65,16 @@ async def ask_in_browser(question: Question, ctx: Context) -> Mapping[str, Any]:
             heartbeat.cancel()
 
 
-async def _report_waiting(ctx: Context, url: str) -> None:
-    """Progress now and every KEEPALIVE_SECONDS, so idle timers reset and the person sees the URL."""
+async def _report_waiting(ctx: Context, url: str | None) -> None:
+    """Progress now and every KEEPALIVE_SECONDS, so idle timers reset and the person sees the URL
+    (without PUBLIC_URL, where: the inbox, with no link)."""
     interval = conf.values().keepalive_seconds
+    text = f"Waiting for an answer at {url}" if url else "Waiting for an answer in the inbox"
     beat = 0
     try:
         while True:
             beat += 1  # progress must increase with every notification
-            await ctx.report_progress(beat, message=f"Waiting for an answer at {url}")
+            await ctx.report_progress(beat, message=text)
             await asyncio.sleep(interval)
     except asyncio.CancelledError:
         raise
@@ -77,7 +86,10 @@ def page_url() -> AnswerUrl:
     """Factory for ASK_MCP["ANSWER_URL"]: URL mode sends clients to the ask's page in the inbox."""
 
     def url(question: Question, ctx: Context) -> str:
-        return answer_url(question.id, ctx.base_url)
+        found = answer_url(question.id)
+        if found is None:  # the checks stop a server started so (ask_mcp.E034)
+            raise ImproperlyConfigured(conf.public_url_needed("URL mode"))
+        return found
 
     return url
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from asgiref.sync import sync_to_async
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
 from django.contrib.auth.views import redirect_to_login
@@ -17,11 +18,13 @@ from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
 from ask_mcp import conf
 from ask_mcp.models import ReachPreference
 from ask_mcp.reach import links
+from ask_mcp.web import account, browsers
 
 LINK_PROBLEMS: Final = {
     "invalid": (
@@ -72,33 +75,61 @@ def _problem(request: HttpRequest, problem: str) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 async def reach_settings(request: HttpRequest) -> HttpResponse:
-    """The signed-in person's settings: their address and whether to be mailed."""
+    """The signed-in person's settings: whether to be mailed, their address (changed only
+    through a mailed link, :mod:`ask_mcp.web.account`), and the browsers they are signed in on."""
     user = await request.auser()
     request.user = user
     assert isinstance(user, User)  # login_required
     choice = await ReachPreference.objects.filter(user=user).afirst()
     if choice is None:
         choice = ReachPreference(user=user)
-    saved, error = False, ""
-    if request.method == "POST":
-        email = request.POST.get("email", "").strip()
-        try:
-            if email:
-                validate_email(email)
-        except ValidationError:
-            error = f"{email!r} is not an email address."
-        else:
-            choice.email_asks = request.POST.get("email_asks") == "on"
-            choice.email_reminders = request.POST.get("email_reminders") == "on"
-            await choice.asave()
-            user.email = email
-            await user.asave(update_fields=["email"])
-            saved = True
+    said, error = "", ""
+    if request.method == "POST" and request.POST.get("action") == "sign-out-others":
+        ended = await sync_to_async(browsers.end_others)(user, request.session.session_key)
+        said = f"Signed out of {ended} other browser{'s' if ended != 1 else ''}."
+    elif request.method == "POST":
+        said, error = await _save(request, user, choice)
     context = {
         "choice": choice,
         "email": request.POST.get("email", user.email) if error else user.email,
+        "pending": await sync_to_async(account.pending_for)(user),
+        "browsers": await sync_to_async(browsers.browsers_of)(user, request.session.session_key),
         "email_configured": conf.values().email,
-        "saved": saved,
+        "password_change": _url_of("password_change"),
+        "said": said,
         "error": error,
     }
     return render(request, "ask_mcp/settings.html", context, status=400 if error else 200)
+
+
+def _url_of(name: str) -> str | None:
+    """The URL named `name`, or None in a project that does not mount it."""
+    try:
+        return reverse(name)
+    except NoReverseMatch:
+        return None
+
+
+async def _save(request: HttpRequest, user: User, choice: ReachPreference) -> tuple[str, str]:
+    """The settings form's POST: (what was done, what was refused)."""
+    email = request.POST.get("email", "").strip()
+    if email and email != user.email:
+        try:
+            validate_email(email)
+        except ValidationError:
+            return "", f"{email!r} is not an email address."
+        password = request.POST.get("password", "")
+        try:
+            await sync_to_async(account.ask_for_change)(request, user, email, password)
+        except account.ChangeRefused as refused:
+            return "", str(refused)
+    choice.email_asks = request.POST.get("email_asks") == "on"
+    choice.email_reminders = request.POST.get("email_reminders") == "on"
+    await choice.asave()
+    if email and email != user.email:
+        return (
+            f"Saved. A link was mailed to {email}: your address changes to it once you follow "
+            "the link; until then mail goes to your current address.",
+            "",
+        )
+    return "Saved.", ""

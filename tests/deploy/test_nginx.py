@@ -95,7 +95,9 @@ def front(live_servers: LiveServers, tmp_path_factory: pytest.TempPathFactory) -
     require_services()
     prefix = tmp_path_factory.mktemp("nginx")
     certificate, key = self_signed(prefix, HOST)
+    port = free_port()
     behind_nginx = {
+        "ASKSERVER_PUBLIC_URL": f"https://{HOST}:{port}",  # the proxy's origin, as people use it
         "ASKSERVER_ALLOWED_HOSTS": HOST,
         "ASKSERVER_TRUST_FORWARDED_PROTO": "1",
         "ASKSERVER_SECURE_COOKIES": "1",
@@ -107,7 +109,6 @@ def front(live_servers: LiveServers, tmp_path_factory: pytest.TempPathFactory) -
     ):
         nginx: Nginx | None = None
         try:
-            port = free_port()
             block = localised(
                 documented_block(),
                 port=port,

@@ -26,6 +26,12 @@ cases live beside the attack they belong to, each with its exact answer:
   capabilities past the session cap, refused with the cap named; one token past its share of
   the table, an `isError` result naming ELICITATION_PER_PRINCIPAL; an inbox socket from another
   origin, closed before it opens; wrong passwords past the limit, 429 for that pair only.
+- tests/interaction/test_own_address.py: a tools/call whose Host names another port, 421 before
+  anyone is told of the ask; the inbox socket with such a Host, 403; an agent's Markdown link to
+  another port of the server's host, or protocol-relative, shown as text.
+- tests/interaction/test_account.py: an email change without the current password, refused
+  with "Your current password is needed"; a spent confirmation link, "There is no address
+  change waiting"; /accounts/password_reset/, 404.
 - tests/interaction/test_daphne_limits.py: a body declared or chunked past MAX_BODY_BYTES, 413
   before the body is read; headers not complete within HEADER_TIMEOUT_SECONDS, 408; connections
   past MAX_CONNECTIONS_PER_ADDRESS, 503.
@@ -71,6 +77,7 @@ from tests.support.filesystem import text as fs_text
 from tests.support.inbox_http import HeldCall, SignedIn, held_call, page_text, signed_in_http
 from tests.support.live import PROBE_CONFIG, SECURED, LiveServer, LiveServers
 from tests.support.mailbox import Mailbox
+from tests.support.ports import free_port
 from tests.support.reach import REACH_CONFIG, Crew, mail_env, mails_for
 from tests.support.receivers import Receiver
 from tests.support.results import text_of
@@ -470,6 +477,43 @@ def table_request(
 def b64(text: str | bytes) -> bytes:
     raw = text.encode() if isinstance(text, str) else text
     return b"=?base64?" + base64.b64encode(raw) + b"?="
+
+
+def host_request(url: str, host: bytes) -> tuple[int | None, bytes]:
+    """tools/list with `host` as the Host header, as sent; (status, body)."""
+    body = json.dumps(request_body("tools/list")).encode()
+    head = (
+        b"POST /mcp HTTP/1.1\r\nHost: " + host + b"\r\n"
+        b"Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+        b"MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/list\r\n"
+        b"Content-Length: " + str(len(body)).encode() + b"\r\nConnection: close\r\n\r\n"
+    )
+    status, _, answer = raw_request(url, head, body)
+    return status, answer
+
+
+# A Host naming another port than PUBLIC_URL's (the live servers' own address) is refused
+# before anything reads it; host names stay ALLOWED_HOSTS's (issue 28: links built on a
+# poisoned port handed a local listener the person's cookies).
+HOSTS: dict[str, tuple[str, int, bytes]] = {
+    "another port": ("127.0.0.1:{other}", 421, b"names another port than this server's"),
+    "no port (80)": ("127.0.0.1", 421, b"names another port than this server's"),
+    "port 0": ("127.0.0.1:0", 421, b"names another port than this server's"),
+    "a port that is no number": ("127.0.0.1:http", 421, b"names another port than this server's"),
+    "another allowed name, the own port": ("localhost:{own}", 200, b'"tools"'),
+    "a name not allowed, the own port": ("evil.example:{own}", 403, b"is not in ALLOWED_HOSTS"),
+}
+
+
+@pytest.mark.parametrize("case", HOSTS.values(), ids=list(HOSTS))
+def test_a_host_naming_another_port_is_refused_and_host_names_are_allowed_hosts_business(
+    live: LiveServer, case: tuple[str, int, bytes]
+) -> None:
+    template, expected, words = case
+    own = urlsplit(live.mcp_url).port
+    host = template.format(own=own, other=free_port())
+    status, body = host_request(live.mcp_url, host.encode())
+    assert (status, words in body) == (expected, True), body
 
 
 # Refused by daphne before the app runs: CR, LF and NUL never reach a header value.

@@ -48,7 +48,7 @@ def mailbox() -> Iterator[Mailbox]:
         with override_settings(
             MAILERS={"default": {**smtp, "OPTIONS": {"host": host, "port": int(port)}}},
             DEFAULT_FROM_EMAIL="askserver@ask.test",
-            ASK_MCP={"EMAIL": True, "PUBLIC_URL": BASE, "ALLOW_PRIVATE_WEBHOOKS": True},
+            ASK_MCP={"EMAIL": True, "PUBLIC_URL": BASE, "ALLOW_PRIVATE_TARGETS": True},
         ):
             yield box
 

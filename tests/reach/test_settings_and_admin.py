@@ -1,4 +1,4 @@
-"""Reaching people's settings and admin: the checks E030-E032 and W030-W031, ASKSERVER_EMAIL_URL, the webhook and escalation forms and whose teams they may name."""
+"""Reaching people's settings and admin: the checks E030-E034, W004 and W030, ASKSERVER_EMAIL_URL, the webhook and escalation forms and whose teams they may name."""
 
 from __future__ import annotations
 
@@ -20,7 +20,9 @@ from askserver.settings import _mailers
     "setting, check_id",
     [
         ({"EMAIL": "yes"}, "ask_mcp.E030"),
-        ({"ALLOW_PRIVATE_WEBHOOKS": 1}, "ask_mcp.E031"),
+        ({"ALLOW_PRIVATE_TARGETS": 1}, "ask_mcp.E031"),
+        ({"ALLOW_PRIVATE_WEBHOOKS": 1}, "ask_mcp.E031"),  # the old name, read until 0.2.0
+        ({"ALLOW_PRIVATE_WEBHOOKS": True}, "ask_mcp.W004"),
         ({"REMINDER_BEFORE_SECONDS": 0}, "ask_mcp.E032"),
         ({"REMINDER_BEFORE_SECONDS": "5m"}, "ask_mcp.E032"),
         ({"REACH_SECONDS": -1}, "ask_mcp.E004"),
@@ -31,16 +33,26 @@ def test_bad_reach_settings_are_reported(setting: object, check_id: str) -> None
         assert check_id in [message.id for message in run_checks(databases=[])]
 
 
-def test_mail_from_djangos_default_address_or_without_a_public_url_is_warned_about() -> None:
+def test_mail_from_djangos_default_address_is_warned_about_and_without_a_public_url_refused() -> (
+    None
+):
     with override_settings(ASK_MCP={"EMAIL": True}, DEFAULT_FROM_EMAIL="webmaster@localhost"):
-        ids = {message.id for message in run_checks(databases=[])}
-    assert {"ask_mcp.W030", "ask_mcp.W031"} <= ids
+        messages = {message.id: message for message in run_checks(databases=[])}
+    assert {"ask_mcp.W030", "ask_mcp.E033"} <= set(messages)
+    assert messages["ask_mcp.E033"].is_serious() and "PUBLIC_URL" in messages["ask_mcp.E033"].msg
+    with override_settings(ASK_MCP={"ANSWER_URL": "ask_mcp.web.elicit.page_url"}):
+        (url_mode,) = [m for m in run_checks(databases=[]) if m.id == "ask_mcp.E034"]
+    assert url_mode.is_serious() and "PUBLIC_URL" in url_mode.msg
     with override_settings(
-        ASK_MCP={"EMAIL": True, "PUBLIC_URL": "https://ask.example.com"},
+        ASK_MCP={
+            "EMAIL": True,
+            "ANSWER_URL": "ask_mcp.web.elicit.page_url",
+            "PUBLIC_URL": "https://ask.example.com",
+        },
         DEFAULT_FROM_EMAIL="ask@example.com",
     ):
         ids = {message.id for message in run_checks(databases=[])}
-    assert not ids & {"ask_mcp.W030", "ask_mcp.W031"}
+    assert not ids & {"ask_mcp.W030", "ask_mcp.E033", "ask_mcp.E034"}
     with override_settings(ASK_MCP={"REMINDER_BEFORE_SECONDS": None}):
         assert not [m for m in run_checks(databases=[]) if (m.id or "").startswith("ask_mcp")]
 
@@ -85,13 +97,20 @@ def test_the_admin_refuses_a_webhook_to_an_internal_address_when_it_is_saved() -
         for prefix in ("ask_deliveries", "deliveries")
         for count in ("TOTAL_FORMS", "INITIAL_FORMS")
     }
-    with override_settings(ASK_MCP={}):
+    with override_settings(ASK_MCP={}):  # no PUBLIC_URL: its announcements would have no link
+        page = client.post(add, {"url": "https://hooks.example.com/x", "user": staff.pk})
+        assert page.status_code == 200 and not Webhook.objects.exists()
+        assert "A webhook needs ASK_MCP[&#x27;PUBLIC_URL&#x27;]" in page.content.decode()
+    with override_settings(ASK_MCP={"PUBLIC_URL": "https://ask.example.com"}):
         page = client.post(add, {"url": "http://169.254.169.254/latest/", "user": staff.pk})
         assert page.status_code == 200 and not Webhook.objects.exists()
         assert "a cloud metadata service" in page.content.decode()
         page = client.post(add, {"url": "http://127.0.0.1:9000/hook", "user": staff.pk})
         assert "loopback" in page.content.decode() and not Webhook.objects.exists()
-    with override_settings(ASK_MCP={"ALLOW_PRIVATE_WEBHOOKS": True}):
+    # The old name of ALLOW_PRIVATE_TARGETS is still read.
+    with override_settings(
+        ASK_MCP={"ALLOW_PRIVATE_WEBHOOKS": True, "PUBLIC_URL": "https://ask.example.com"}
+    ):
         done = client.post(add, {"url": "http://127.0.0.1:9000/hook", "user": staff.pk, **inlines})
         assert done.status_code == 302
     (webhook,) = Webhook.objects.all()

@@ -33,7 +33,7 @@ WEB_CONFIG: Final[dict[str, Any]] = {
     "SWEEP_SECONDS": 0.5,
     "DETACHED_GRACE_SECONDS": 1.0,
     "ALLOW_ANONYMOUS_LOOPBACK": True,
-    "ALLOW_PRIVATE_WEBHOOKS": True,
+    "ALLOW_PRIVATE_TARGETS": True,
     "UNDO_SECONDS": None,
 }
 """The askserver default (browser inbox + recorder), with the probe toolkit, a quick sweeper and

@@ -157,6 +157,7 @@ class LiveServers:
         `server` is daphne (the default, as `make run`) or uvicorn (`make run SERVER=uvicorn`);
         without `access_log` its log holds only what the application logs (the log tests).
         With `port`, on that port (a restart where clients keep their URL, as `make run` again).
+        PUBLIC_URL is the server's own address unless `config` or `extra_env` say otherwise.
         """
         index = len(list(self.workdir.glob("server-*.log")))
         if db is None:
@@ -170,6 +171,9 @@ class LiveServers:
         os.set_inheritable(listener.fileno(), True)
         log_path = self.workdir / f"server-{index}.log"
         env = self.environment(config, db)
+        # As `make run`: the links people follow come from PUBLIC_URL alone. A test names another
+        # in `extra_env`, or leaves it out with `"PUBLIC_URL": None` in `config`.
+        env["ASKSERVER_PUBLIC_URL"] = f"http://127.0.0.1:{port}"
         env.update(extra_env or {})
         with open(log_path, "wb") as log:
             fd = str(listener.fileno())
