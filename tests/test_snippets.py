@@ -392,10 +392,10 @@ def _modern_headers(call: dict[str, Any]) -> dict[str, str]:
 
 @pytest.mark.parametrize("block", of_kind("log line"))
 def test_a_log_line_shown_is_the_format_and_message_the_server_writes(block: Block) -> None:
+    from django.utils.module_loading import import_string
+
     from ask_mcp.transports import access_log
     from askserver import settings
-
-    from django.utils.module_loading import import_string
 
     spec = settings.LOGGING["formatters"]["plain"]
     formatter = import_string(spec["()"])() if "()" in spec else logging.Formatter(spec["format"])

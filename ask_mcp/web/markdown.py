@@ -28,7 +28,6 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from ask_mcp import conf
-
 from ask_mcp.protocol.plain import plain_title
 
 __all__ = ["plain_title", "render_markdown"]

@@ -13,7 +13,7 @@ def test_headings_lists_code_and_links_render() -> None:
     )
     assert "<h2>Plan</h2>" in html
     assert "<li>one</li>" in html
-    assert "<pre tabindex=\"0\"><code>  indented\n</code></pre>" in html
+    assert '<pre tabindex="0"><code>  indented\n</code></pre>' in html
     assert '<a href="https://example.com" rel="noopener nofollow noreferrer">' in html
 
 
