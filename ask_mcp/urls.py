@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from ask_mcp.web import reach, views
+from ask_mcp.web import phone, reach, views
 
 app_name = "ask_mcp"
 urlpatterns = [
@@ -14,4 +14,10 @@ urlpatterns = [
     path("settings/", reach.reach_settings, name="settings"),
     path("inbox/poll/", views.poll, name="poll"),
     path("mine/", views.mine, name="mine"),
+    # Fixed for good: installed apps keep these two URLs (docs/answering/phone.md).
+    path("manifest.webmanifest", phone.manifest, name="manifest"),
+    path("sw.js", phone.service_worker, name="service_worker"),
+    path("push/ack/", phone.push_ack, name="push_ack"),
+    path("settings/devices/", phone.push_subscribe, name="push_subscribe"),
+    path("settings/devices/<int:device_id>/", phone.push_device, name="push_device"),
 ]

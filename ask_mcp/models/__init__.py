@@ -305,6 +305,7 @@ class AskEvent(models.Model):
         DETACHED = "detached", "the agent's call left"
         ATTACHED = "attached", "an agent's call attached"
         ESCALATED = "escalated"
+        REACHED = "reached", "notification reached a device"
 
     # Looked up through askevent_ask_at, whose first column it is: no index of its own.
     ask = models.ForeignKey(Ask, on_delete=models.CASCADE, related_name="events", db_index=False)
@@ -519,7 +520,13 @@ class Task(models.Model):
 
 # How people are reached (issue 19's rows) live in their own module; imported here so Django
 # registers them with the app (last: they refer to the models above).
-from ask_mcp.models.reach import AskReach, Delivery, Escalation, ReachPreference  # noqa: E402
+from ask_mcp.models.reach import (  # noqa: E402
+    AskReach,
+    Delivery,
+    Escalation,
+    PushDevice,
+    ReachPreference,
+)
 
 __all__ = [
     "ANSWER_EVERY_ASK",
@@ -533,6 +540,7 @@ __all__ = [
     "Delivery",
     "Escalation",
     "LegacySessionRecord",
+    "PushDevice",
     "ReachPreference",
     "Task",
     "Webhook",

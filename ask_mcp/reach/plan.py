@@ -12,9 +12,10 @@ import datetime as dt
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Final
 
 from django.contrib.auth.models import User
-from django.db.models import F, Q
+from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 
 from ask_mcp import conf
@@ -24,9 +25,11 @@ from ask_mcp.models import (
     AskReach,
     Delivery,
     Escalation,
+    PushDevice,
     ReachPreference,
     Webhook,
 )
+from ask_mcp.reach import push
 
 Purpose = Delivery.Purpose
 
@@ -63,6 +66,7 @@ def plan(ask_id: uuid.UUID, purpose: str) -> int:
         for person in people
         if _wants_mail(person, purpose)
     ]
+    rows += _push_rows(ask, purpose, users, teams, now)
     hooks = Webhook.objects.filter(Q(user__in=users) | Q(team__in=teams), active=True)
     rows += [
         _row(ask, purpose, Delivery.Channel.WEBHOOK, hook.url, now, webhook=hook)
@@ -91,6 +95,26 @@ def _people(users: Iterable[int], teams: Iterable[int]) -> list[User]:
     return list(found.exclude(email="").distinct().order_by("pk"))
 
 
+def _push_rows(
+    ask: Ask, purpose: str, users: list[int], teams: list[int], now: dt.datetime
+) -> list[Delivery]:
+    """One push per device of every person told, unless they turned their devices off."""
+    if not push.enabled():
+        return []
+    devices = (
+        PushDevice.objects.filter(Q(user__in=users) | Q(user__groups__in=teams))
+        .filter(user__is_active=True)
+        .exclude(user__reach_preference__push=False)
+        .select_related("user")
+        .distinct()
+        .order_by("pk")
+    )
+    return [
+        _row(ask, purpose, Delivery.Channel.PUSH, device.endpoint, now, device.user, device=device)
+        for device in devices
+    ]
+
+
 def _wants_mail(person: User, purpose: str) -> bool:
     """The person's choice (the settings page); no row means the default: yes."""
     choice = ReachPreference.objects.filter(user=person).first()
@@ -107,14 +131,21 @@ def _row(
     now: dt.datetime,
     person: User | None = None,
     webhook: Webhook | None = None,
+    device: PushDevice | None = None,
 ) -> Delivery:
-    who = f"user{person.pk}" if person is not None else f"webhook{webhook.pk if webhook else 0}"
+    if device is not None:
+        who = f"device{device.pk}"
+    elif person is not None:
+        who = f"user{person.pk}"
+    else:
+        who = f"webhook{webhook.pk if webhook else 0}"
     return Delivery(
         ask=ask,
         purpose=purpose,
         channel=channel,
         recipient=person,
         webhook=webhook,
+        device=device,
         address=address,
         key=f"{ask.id.hex}:{purpose}:{channel}:{who}",
         next_attempt_at=now,
@@ -185,3 +216,95 @@ def _escalate(
     )
     plan(ask_id, Purpose.ESCALATED)
     return Escalated(ask_id, to)
+
+
+NOTIFYING: Final = (Purpose.ASKED, Purpose.REMINDER, Purpose.ESCALATED)
+"""The purposes of pushes that put a question to a person (a closing push puts none)."""
+
+
+def fallback_due(now: dt.datetime, after: float) -> int:
+    """Mail, at once, every person none of whose devices acknowledged a push of a waiting ask
+    within `after` seconds of its planning; returns how many mails were planned.
+
+    A person already mailed about the ask (they chose mail too, or a fallback went) gets none:
+    every mail row of the ask and person counts. The row's purpose, FALLBACK, says why it went,
+    and marks it as one to send at once (never gathered into a digest).
+    """
+    if not conf.values().email:
+        return 0
+    pushes = Delivery.objects.filter(
+        ask=OuterRef("ask"), recipient=OuterRef("recipient"), channel=Delivery.Channel.PUSH
+    )
+    mailed = Delivery.objects.filter(
+        ask=OuterRef("ask"), recipient=OuterRef("recipient"), channel=Delivery.Channel.EMAIL
+    )
+    due = (
+        Delivery.objects.filter(
+            channel=Delivery.Channel.PUSH,
+            purpose__in=NOTIFYING,
+            created_at__lte=now - dt.timedelta(seconds=after),
+            ask__status=Ask.Status.PENDING,
+            ask__expires_at__gt=now,
+            recipient__is_active=True,
+        )
+        .exclude(recipient__email="")
+        .filter(~Exists(pushes.filter(acked_at__isnull=False)), ~Exists(mailed))
+        .select_related("ask", "recipient")
+        .order_by("pk")
+    )
+    rows: dict[tuple[uuid.UUID, int], Delivery] = {}
+    for pushed in due[:FALLBACK_BATCH]:
+        person = pushed.recipient
+        assert person is not None  # filtered on
+        rows.setdefault(
+            (pushed.ask_id, person.pk),
+            _row(pushed.ask, Purpose.FALLBACK, Delivery.Channel.EMAIL, person.email, now, person),
+        )
+    Delivery.objects.bulk_create(list(rows.values()), ignore_conflicts=True)
+    return len(rows)
+
+
+FALLBACK_BATCH: Final = 500
+"""Push rows one pass looks at for fallbacks (the rest wait for the next pass)."""
+CLOSE_BATCH: Final = 500
+"""Devices one pass plans closing pushes for (the rest wait for the next pass)."""
+
+
+def close_ended() -> int:
+    """Plan a closing push to every device that was pushed an ask that has since ended.
+
+    The closing push carries the ask's tag, so the device closes the notification wherever it
+    is still shown. Returns how many were planned.
+    """
+    closed = Delivery.objects.filter(
+        ask=OuterRef("ask"), device=OuterRef("device"), purpose=Purpose.CLOSED
+    )
+    opened = (
+        Delivery.objects.filter(
+            channel=Delivery.Channel.PUSH, purpose__in=NOTIFYING, state=Delivery.State.SENT
+        )
+        .exclude(device__isnull=True)
+        .exclude(ask__status=Ask.Status.PENDING)
+        .filter(~Exists(closed))
+        .select_related("ask", "device", "recipient")
+        .order_by("pk")
+    )
+    now = timezone.now()
+    rows: dict[tuple[uuid.UUID, int], Delivery] = {}
+    for sent in opened[:CLOSE_BATCH]:
+        device = sent.device
+        assert device is not None  # filtered on
+        rows.setdefault(
+            (sent.ask_id, device.pk),
+            _row(
+                sent.ask,
+                Purpose.CLOSED,
+                Delivery.Channel.PUSH,
+                device.endpoint,
+                now,
+                sent.recipient,
+                device=device,
+            ),
+        )
+    Delivery.objects.bulk_create(list(rows.values()), ignore_conflicts=True)
+    return len(rows)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from channels.db import database_sync_to_async
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
 from django.contrib.auth.views import redirect_to_login
@@ -21,7 +22,8 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from ask_mcp import conf
 from ask_mcp.models import ReachPreference
-from ask_mcp.reach import links
+from ask_mcp.reach import links, push
+from ask_mcp.web import phone
 
 LINK_PROBLEMS: Final = {
     "invalid": (
@@ -90,6 +92,8 @@ async def reach_settings(request: HttpRequest) -> HttpResponse:
         else:
             choice.email_asks = request.POST.get("email_asks") == "on"
             choice.email_reminders = request.POST.get("email_reminders") == "on"
+            if push.enabled():  # the box is only drawn then
+                choice.push = request.POST.get("push") == "on"
             await choice.asave()
             user.email = email
             await user.asave(update_fields=["email"])
@@ -100,5 +104,6 @@ async def reach_settings(request: HttpRequest) -> HttpResponse:
         "email_configured": conf.values().email,
         "saved": saved,
         "error": error,
+        **await database_sync_to_async(phone.settings_context)(user, request),
     }
     return render(request, "ask_mcp/settings.html", context, status=400 if error else 200)
