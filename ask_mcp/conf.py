@@ -246,8 +246,7 @@ class AskSettings:
         "token",
         None,
         "the VAPID key that signs Web Push (RFC 8292): a P-256 private key, base64url (raw or "
-        "DER); askserver generates one into `VAR_DIR/vapid_private_key` "
-        "([Phones](../answering/phone.md))",
+        "DER) ([Phones](../answering/phone.md))",
         check="ask_mcp.E090",
         shown="askserver: generated once into `VAR_DIR/vapid_private_key`",
     )

@@ -143,11 +143,14 @@ async def push_subscribe(request: HttpRequest) -> HttpResponse:
     if not push.enabled():
         return JsonResponse({"error": "this server sends no push notifications"}, status=409)
     data = _read_json(request) or {}
-    keys = data.get("keys") if isinstance(data.get("keys"), dict) else {}
+    keys = data.get("keys")
+    keys = keys if isinstance(keys, dict) else {}
     endpoint, p256dh, auth = data.get("endpoint"), keys.get("p256dh"), keys.get("auth")
     name = str(data.get("name") or "").strip()[:NAME_CHARS] or "A device"
     if not all(isinstance(v, str) and v for v in (endpoint, p256dh, auth)):
-        return JsonResponse({"error": "endpoint, keys.p256dh and keys.auth are required"}, 400)
+        return JsonResponse(
+            {"error": "endpoint, keys.p256dh and keys.auth are required"}, status=400
+        )
     assert isinstance(endpoint, str) and isinstance(p256dh, str) and isinstance(auth, str)
     try:  # the SSRF guard, as for a webhook's URL: an endpoint is where the server connects
         await asyncio.to_thread(
@@ -166,7 +169,8 @@ async def push_subscribe(request: HttpRequest) -> HttpResponse:
 async def push_device(request: HttpRequest, device_id: int) -> HttpResponse:
     """One of the person's devices: send it a test notification, or remove it."""
     user = await request.auser()
-    device = await PushDevice.objects.filter(pk=device_id, user_id=user.pk).afirst()
+    assert isinstance(user, User)  # login_required
+    device = await PushDevice.objects.filter(pk=device_id, user=user).afirst()
     if device is None:
         raise Http404(f"no device {device_id} of yours")
     if request.POST.get("action") == "remove":

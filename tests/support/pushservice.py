@@ -78,7 +78,7 @@ class Push:
 
 
 def verify_vapid(authorization: str, audience: str, server_key: str) -> str:
-    """"ok" when `authorization` is a valid `vapid t=…, k=…` for `audience`, signed by `server_key`."""
+    """ "ok" when `authorization` is a valid `vapid t=…, k=…` for `audience`, signed by `server_key`."""
     scheme, _, rest = authorization.partition(" ")
     if scheme.lower() != "vapid":
         return f"scheme {scheme!r} is not vapid"
@@ -95,9 +95,7 @@ def verify_vapid(authorization: str, audience: str, server_key: str) -> str:
         signature = encode_dss_signature(
             int.from_bytes(raw[:32], "big"), int.from_bytes(raw[32:], "big")
         )
-        public.verify(
-            signature, f"{header_b64}.{claims_b64}".encode(), ec.ECDSA(hashes.SHA256())
-        )
+        public.verify(signature, f"{header_b64}.{claims_b64}".encode(), ec.ECDSA(hashes.SHA256()))
     except (ValueError, InvalidSignature) as exc:
         return f"bad token: {type(exc).__name__} {exc}"
     if header.get("alg") != "ES256":
