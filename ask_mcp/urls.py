@@ -18,6 +18,8 @@ urlpatterns = [
     path("manifest.webmanifest", phone.manifest, name="manifest"),
     path("sw.js", phone.service_worker, name="service_worker"),
     path("push/ack/", phone.push_ack, name="push_ack"),
+    path("push/answer/", phone.push_answer, name="push_answer"),
+    path("asks/<uuid:ask_id>/seen/", phone.ask_seen, name="ask_seen"),
     path("settings/devices/", phone.push_subscribe, name="push_subscribe"),
     path("settings/devices/<int:device_id>/", phone.push_device, name="push_device"),
 ]

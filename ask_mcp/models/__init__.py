@@ -306,6 +306,7 @@ class AskEvent(models.Model):
         ATTACHED = "attached", "an agent's call attached"
         ESCALATED = "escalated"
         REACHED = "reached", "notification reached a device"
+        SEEN = "seen", "seen by a person"
 
     # Looked up through askevent_ask_at, whose first column it is: no index of its own.
     ask = models.ForeignKey(Ask, on_delete=models.CASCADE, related_name="events", db_index=False)

@@ -49,6 +49,85 @@ ACK_MAX_AGE: Final = TTL_MAX
 """Seconds an acknowledgement token stays valid: as long as the push may wait at the service."""
 
 
+MAX_ACTIONS: Final = 2
+"""Answer buttons a notification carries at most: Chromium's `Notification.maxActions`."""
+ANSWER_SALT: Final = "ask_mcp.reach.push.answer"
+"""Keeps answer tokens apart from every other use of SECRET_KEY."""
+ENDED: Final[Mapping[str, str]] = {
+    "accepted": "Answered",
+    "declined": "Declined",
+    "cancelled": "Cancelled",
+    "expired": "Expired unanswered",
+    "withdrawn": "Withdrawn by the agent",
+}
+"""How a notification says an ask ended, by its status."""
+
+
+@dataclass(frozen=True, slots=True)
+class QuickAnswer:
+    """What one answer button of a notification answers: this person, this ask, this value."""
+
+    ask_id: str
+    user_id: int
+    field: str
+    value: Any
+    label: str
+
+
+def ended_words(status: str, who: str) -> str:
+    """ "Answered by carol", "Expired unanswered": how an ended ask is told on a device."""
+    said = ENDED.get(status, status)
+    return f"{said} by {who}" if who else said
+
+
+def quick_answers(schema: Mapping[str, Any]) -> list[tuple[str, str, Any]]:
+    """(field, label, value) of each button when `schema` is one yes/no or one choice among at
+    most MAX_ACTIONS with nothing else required; [] otherwise (the notification opens the page)."""
+    properties = schema.get("properties") or {}
+    required = set(schema.get("required") or ())
+    found: list[tuple[str, list[tuple[str, Any]]]] = []
+    for name, spec in properties.items():
+        if not isinstance(spec, Mapping):
+            return []
+        if spec.get("type") == "boolean":
+            found.append((name, [("Yes", True), ("No", False)]))
+        elif isinstance(spec.get("enum"), list) and spec.get("type") == "string":
+            labels = spec.get("enumNames")
+            values = spec["enum"]
+            if not (isinstance(labels, list) and len(labels) == len(values)):
+                labels = values
+            found.append((name, [(str(t), v) for t, v in zip(labels, values, strict=True)]))
+        elif isinstance(spec.get("oneOf"), list):
+            consts = [o for o in spec["oneOf"] if isinstance(o, Mapping) and "const" in o]
+            found.append((name, [(str(o.get("title") or o["const"]), o["const"]) for o in consts]))
+        elif name in required:
+            return []  # something else must be filled in: the page it is
+    if len(found) != 1 or not required <= {found[0][0]}:
+        return []
+    name, options = found[0]
+    if not 0 < len(options) <= MAX_ACTIONS:
+        return []
+    return [(name, label, value) for label, value in options]
+
+
+def answer_token(answer: QuickAnswer, expires_at: float) -> str:
+    """The signed token of one answer button, valid until the ask's expiry; only ever carried
+    inside the encrypted payload, and only ever taken by a POST."""
+    fields = [answer.ask_id, answer.user_id, answer.field, answer.value, answer.label, expires_at]
+    return signing.dumps(fields, salt=ANSWER_SALT, compress=False)
+
+
+def read_answer(token: str, now: float | None = None) -> QuickAnswer | None:
+    """The answer a button's token stands for; None when it is not ours or its ask expired."""
+    try:
+        ask_id, user_id, field, value, label, expires_at = signing.loads(token, salt=ANSWER_SALT)
+    except (signing.BadSignature, ValueError, TypeError):
+        return None
+    if (time.time() if now is None else now) > float(expires_at):
+        return None
+    return QuickAnswer(str(ask_id), int(user_id), str(field), value, str(label))
+
+
 class PushGone(Exception):
     """The push service says this subscription no longer exists: delete the device."""
 

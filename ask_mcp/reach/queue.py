@@ -44,16 +44,6 @@ BATCH: Final = 32
 """Rows one worker claims at a time (the rest are left to the next pass or another worker)."""
 
 
-ENDED: Final = {
-    "accepted": "Answered",
-    "declined": "Declined",
-    "cancelled": "Cancelled",
-    "expired": "Expired unanswered",
-    "withdrawn": "Withdrawn by the agent",
-}
-"""How a closing push says the ask ended, by its status."""
-
-
 @dataclass(frozen=True, slots=True)
 class Outcome:
     state: str
@@ -161,19 +151,33 @@ def push_payload(delivery: Delivery, base: str) -> dict[str, object]:
     }
     if delivery.purpose == Delivery.Purpose.CLOSED:
         who = ask.answered_by.get_username() if ask.answered_by is not None else ""
-        said = ENDED.get(ask.status, ask.status)
-        ended = f"{said} by {who}" if who else said
+        ended = push.ended_words(ask.status, who)
         return {**common, "kind": "closed", "title": "Question closed", "body": ended}
     first = (ask.message.strip().splitlines() or [""])[0]
     title = mail.SUBJECTS[delivery.purpose].format(
         asker=mail.asker(ask), first="", fallback=_ask_fields(ask).get("fallback", "")
     )
-    return {
+    shown: dict[str, object] = {
         **common,
         "kind": "ask",
         "title": title.rstrip(": —"),
         "body": first[: push.BODY_CHARS],
     }
+    if delivery.recipient_id is not None and (options := push.quick_answers(ask.schema)):
+        expires = ask.expires_at.timestamp()
+        shown["answer_url"] = reverse("ask_mcp:push_answer")
+        shown["actions"] = [
+            {
+                "action": f"answer-{index}",
+                "title": label,
+                "token": push.answer_token(
+                    push.QuickAnswer(ask.id.hex, delivery.recipient_id, name, value, label),
+                    expires,
+                ),
+            }
+            for index, (name, label, value) in enumerate(options)
+        ]
+    return shown
 
 
 def link_base(ask: Ask) -> str:

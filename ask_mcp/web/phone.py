@@ -9,7 +9,9 @@ script: the pages' CSP holds for it too), served here only to give it the root s
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import uuid
 from typing import Any, Final
 
 from channels.db import database_sync_to_async
@@ -30,9 +32,13 @@ from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
-from ask_mcp import conf
-from ask_mcp.models import AskEvent, Delivery, PushDevice
+from ask_mcp import conf, runtime
+from ask_mcp.models import Ask, AskEvent, Delivery, PushDevice
 from ask_mcp.reach import push, targets, webhooks
+from ask_mcp.records import receipts
+from ask_mcp.records.decisions import ask_answer
+from ask_mcp.web import elicit
+from ask_mcp.workers.relay import ChannelLayerUnavailable
 
 WORKER: Final = "ask_mcp/sw.js"
 """The service worker's static path (served at /sw.js)."""
@@ -213,3 +219,61 @@ def settings_context(user: User, request: HttpRequest) -> dict[str, Any]:
         "push_devices": list(PushDevice.objects.filter(user=user)),
         "push_outcome": TEST_OUTCOMES.get(request.GET.get("device", ""), ""),
     }
+
+
+@login_required
+@require_POST
+async def ask_seen(request: HttpRequest, ask_id: uuid.UUID) -> HttpResponse:
+    """The person has seen this ask (its card unfolded, its page visible): keep it, tell the agent."""
+    user = await request.auser()
+    assert isinstance(user, User)  # login_required
+    ask = await Ask.objects.visible_to(user).filter(pk=ask_id).only("pk", "worker").afirst()
+    if ask is None:
+        raise Http404(f"no ask {ask_id} you may see")
+    words = await database_sync_to_async(receipts.mark_seen)(ask_id, user)
+    if words and ask.worker:  # a held call: its progress notification says it at once
+        with contextlib.suppress(ChannelLayerUnavailable):
+            await runtime.relay().send(
+                ask.worker, {"type": elicit.SEEN_MESSAGE, "ask": ask_id.hex, "words": words}
+            )
+    return HttpResponse(status=204)
+
+
+FROM_NOTIFICATION: Final = "from a notification"
+"""How the history tells an answer given with a notification's button."""
+
+
+@csrf_exempt  # a service worker has no CSRF token: the signed, person-bound token is checked
+@require_POST
+async def push_answer(request: HttpRequest) -> HttpResponse:
+    """A notification's answer button: answer the ask as the person the token was made for.
+
+    Never a GET, and the token only ever travels inside the encrypted push; it names the
+    person, the ask, the field and the value, and expires with the ask. Once the ask has ended
+    (answered this way or another), a token answers nothing and the reply says who did.
+    """
+    data = _read_json(request)
+    token = data.get("token") if data else None
+    answer = push.read_answer(token) if isinstance(token, str) else None
+    if answer is None:
+        return JsonResponse({"said": "This button has expired; open the inbox."}, status=400)
+    ask = await Ask.objects.with_people().filter(pk=uuid.UUID(hex=answer.ask_id)).afirst()
+    person = await User.objects.filter(pk=answer.user_id, is_active=True).afirst()
+    if ask is None or person is None:
+        return JsonResponse({"said": "This question is gone."}, status=410)
+    if not await Ask.objects.visible_to(person).filter(pk=ask.pk).aexists():
+        return JsonResponse({"said": "This question is no longer yours to answer."}, status=403)
+    if ask.awaits_browser_answer:
+        reply = {"action": "accept", "content": {answer.field: answer.value}}
+        try:
+            answered = await ask_answer(ask=ask, reply=reply, user=person, relay=runtime.relay())
+        except ChannelLayerUnavailable:
+            return JsonResponse({"said": "Not sent; try again from the inbox."}, status=503)
+        if answered.won:
+            await AskEvent.objects.filter(
+                ask=ask, kind=AskEvent.Kind.ANSWERED, actor=person
+            ).aupdate(actor_label=FROM_NOTIFICATION)
+            return JsonResponse({"said": f"Answered: {answer.label}", "ended": False})
+        ask = answered.ask
+    who = ask.answered_by.get_username() if ask.answered_by is not None else ""
+    return JsonResponse({"said": push.ended_words(ask.status, who), "ended": True}, status=409)

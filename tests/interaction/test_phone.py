@@ -24,15 +24,24 @@ import httpx2
 import pytest
 import pytest_asyncio
 from cryptography.hazmat.primitives.asymmetric import ec
-from playwright.async_api import BrowserContext, CDPSession, Page, async_playwright, expect
+from playwright.async_api import (
+    Browser,
+    BrowserContext,
+    CDPSession,
+    Page,
+    async_playwright,
+    expect,
+)
 
 from tests.support.axe import assert_accessible
-from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, Person, add_user
-from tests.support.inbox_http import signed_in_http
+from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, Person, add_user, open_card, signed_in
+from tests.support.clients import authed
+from tests.support.inbox_http import held_call, signed_in_http
 from tests.support.live import LiveServer, LiveServers
 from tests.support.pushservice import Device, PushService, unb64url
 from tests.support.reach import REACH_CONFIG, Crew, ask
 from tests.support.shell import shell
+from tests.support.tasks import INBOX_CAPS, TaskClient
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -115,12 +124,18 @@ def device_of(made: dict[str, Any]) -> Device:
     )
 
 
-async def notifications(page: Page) -> list[dict[str, str]]:
-    shown: list[dict[str, str]] = await page.evaluate(
+async def notifications(page: Page) -> list[dict[str, Any]]:
+    shown: list[dict[str, Any]] = await page.evaluate(
         """async () => (await (await navigator.serviceWorker.ready).getNotifications())
-            .map((n) => ({ title: n.title, body: n.body, tag: n.tag }))"""
+            .map((n) => ({ title: n.title, body: n.body, tag: n.tag,
+                           actions: n.actions.map((a) => a.title) }))"""
     )
     return shown
+
+
+async def ask_with(server: LiveServer, token: str, message: str, questions: list[Any]) -> Any:
+    async with asyncio.timeout(60), authed(server.mcp_url, token) as client:
+        return await client.call_tool("user_ask", {"message": message, "questions": questions})
 
 
 async def shown_until(page: Page, test: Any) -> list[dict[str, str]]:
@@ -143,6 +158,46 @@ async def registration_id(cdp: CDPSession, scope: str) -> str:
     cdp.on("ServiceWorker.workerRegistrationUpdated", updated)
     await cdp.send("ServiceWorker.enable")
     return await asyncio.wait_for(found, 20)
+
+
+async def answer_from_the_notification(
+    server: LiveServer, crew: Crew, erin: Person, page: Page, deliver: Any
+) -> None:
+    """A choice between two: the notification carries them as buttons, and one answers."""
+    phone = page.context
+    choice = f"Ship or hold the release? [{crew.tag}]"
+    questions = [{"name": "verdict", "prompt": "Your call", "options": ["ship", "hold"]}]
+    held = asyncio.create_task(ask_with(server, crew.token, choice, questions))
+    offered = await deliver()
+    assert [each["title"] for each in offered["actions"]] == ["ship", "hold"]
+    assert all(each["token"] not in offered["url"] for each in offered["actions"])
+    shown = await shown_until(page, lambda found: len(found) == 1)
+    assert shown[0]["actions"] == ["ship", "hold"]
+    [worker] = phone.service_workers
+    await worker.evaluate(
+        """async (tag) => {
+          const [shown] = await self.registration.getNotifications({ tag });
+          self.dispatchEvent(new NotificationEvent("notificationclick",
+            { notification: shown, action: "answer-0" }));
+        }""",
+        offered["tag"],
+    )
+    result = await held
+    assert not result.is_error
+    assert json.loads(result.content[0].text) == {"verdict": "ship"}
+    told = await shown_until(page, lambda found: found and found[0]["title"] != offered["title"])
+    assert told[0]["title"] == "Answered: ship"
+    answered_by = shell(
+        server,
+        "import json; from ask_mcp.models import AskEvent;"
+        "print(json.dumps([[e.actor.username, e.actor_label] for e in AskEvent.objects.filter("
+        f"ask__message={choice!r}, kind='answered')]))",
+    )
+    assert answered_by == [[erin.username, "from a notification"]]
+    again = offered["actions"][1]["token"]  # the other button, after the ask ended
+    async with httpx2.AsyncClient(base_url=server.base_url) as client:
+        late = await client.post(offered["answer_url"], json={"token": again})
+    assert late.status_code == 409 and late.json()["said"] == f"Answered by {erin.username}"
 
 
 async def test_the_inbox_installs_and_a_pushed_question_is_shown_acknowledged_and_closed(
@@ -208,9 +263,7 @@ async def test_the_inbox_installs_and_a_pushed_question_is_shown_acknowledged_an
             break
     assert reached == [[erin.username, "Erin's phone"]]
     shown = await shown_until(page, lambda found: len(found) == 1)
-    assert shown == [
-        {"title": pushed["title"], "body": message, "tag": pushed["tag"]}
-    ]
+    assert shown == [{"title": pushed["title"], "body": message, "tag": pushed["tag"]}]
     assert pushed["title"].startswith(f"Question from {crew.alice.username} via ")
     assert service.of(device)[0].vapid == "ok"
 
@@ -221,6 +274,8 @@ async def test_the_inbox_installs_and_a_pushed_question_is_shown_acknowledged_an
     closing = await deliver()
     assert closing["kind"] == "closed" and closing["tag"] == pushed["tag"]
     assert await shown_until(page, lambda found: found == []) == []
+
+    await answer_from_the_notification(server, crew, erin, page, deliver)
 
 
 async def test_the_manifest_the_icons_and_the_worker_are_served_at_fixed_urls_under_the_csp(
@@ -244,3 +299,53 @@ async def test_the_manifest_the_icons_and_the_worker_are_served_at_fixed_urls_un
         assert worker.headers["content-type"].startswith("text/javascript")
         assert "script-src 'self'" in worker.headers["content-security-policy"]
         assert 'addEventListener("push"' in worker.text
+
+
+async def test_a_person_unfolding_a_card_is_told_to_the_agent_in_the_tasks_status_and_the_held_calls_progress(
+    server: LiveServer, crew: Crew, browser: Browser
+) -> None:
+    message = f"Which region fails over first? [{crew.tag}-seen]"
+    tasks = TaskClient(server.mcp_url, crew.token)
+    task = await tasks.ask({"message": message}, caps=INBOX_CAPS)
+    held_message = f"Page the on-call now? [{crew.tag}-held]"
+    auth = {"authorization": f"Bearer {crew.token}"}
+    async with held_call(server.mcp_url, headers=auth, message=held_message) as call:
+        before = await tasks.get(task["taskId"])
+        assert not before.get("statusMessage", "").startswith("Seen")  # nobody looked yet
+
+        page = await signed_in(browser, server, crew.carol)
+        try:
+            await open_card(page, message)
+            await open_card(page, held_message)
+            seen = f"Seen by {crew.carol.username} at "
+            async with asyncio.timeout(30):  # the progress notification comes at once
+                async for line in call.lines:
+                    if line.startswith("data:") and seen in line:
+                        said = json.loads(line[5:])
+                        break
+            assert said["method"] == "notifications/progress"
+            assert re.fullmatch(
+                rf"Seen by {crew.carol.username} at \d\d:\d\d UTC; not answered yet\. Answer at "
+                rf"{re.escape(server.base_url)}/asks/[0-9a-f-]{{36}}/",
+                said["params"]["message"],
+            )
+            status = ""
+            for _ in range(50):  # bounded: the look is kept before the view answers
+                status = (await tasks.get(task["taskId"])).get("statusMessage", "")
+                if status.startswith("Seen"):
+                    break
+            assert re.fullmatch(
+                rf"Seen by {crew.carol.username} at \d\d:\d\d UTC; not answered yet\.", status
+            )
+            await page.reload()
+            await open_card(page, message)  # a second look is not a second event
+            kept = shell(
+                server,
+                "import json; from ask_mcp.models import AskEvent;"
+                "print(json.dumps([e.actor.username for e in AskEvent.objects.filter("
+                f"ask__message={message!r}, kind='seen')]))",
+            )
+            assert kept == [crew.carol.username]
+        finally:
+            await page.context.close()
+    await tasks.cancel(task["taskId"])

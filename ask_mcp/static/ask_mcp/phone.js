@@ -71,6 +71,44 @@
     });
   }
 
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", settings);
-  else settings();
+  // "Seen": a person has looked at an ask when its card is unfolded, or its own page is shown
+  // in a visible tab; the server keeps each person's first look and tells the agent.
+  const seen = new Set();
+
+  function csrf() {
+    try {
+      return JSON.parse(document.body.getAttribute("hx-headers") || "{}")["X-CSRFToken"] || "";
+    } catch (error) {
+      return "";
+    }
+  }
+
+  function markSeen(hex) {
+    if (!hex || seen.has(hex) || document.visibilityState !== "visible") return;
+    seen.add(hex);
+    const id = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+    fetch(`/asks/${id}/seen/`, { method: "POST", headers: { "X-CSRFToken": csrf() } })
+      .catch(() => seen.delete(hex)); // tried again at the next look
+  }
+
+  function pageSeen() {
+    const page = document.querySelector(".ask-page[data-ask]");
+    if (page) markSeen(page.dataset.ask);
+  }
+
+  document.addEventListener("toggle", (event) => {
+    const details = event.target;
+    if (!(details instanceof HTMLDetailsElement) || !details.open) return;
+    const card = details.closest(".ask-card[data-ask]");
+    if (card) markSeen(card.dataset.ask);
+  }, true); // toggle does not bubble
+  document.addEventListener("visibilitychange", pageSeen);
+
+  function start() {
+    settings();
+    pageSeen();
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
 })();

@@ -23,6 +23,12 @@ async function closeTagged(tag) {
   for (const notification of shown) notification.close();
 }
 
+function answers(actions) {
+  const tokens = {};
+  for (const each of actions || []) tokens[each.action] = each.token;
+  return tokens;
+}
+
 async function received(data) {
   const acked = acknowledge(data.ack);
   if (data.kind === "closed") {
@@ -33,7 +39,9 @@ async function received(data) {
       tag: data.tag,
       renotify: data.kind === "ask",
       icon: "/static/ask_mcp/icons/icon-192.png",
-      data: { url: data.url || "/" },
+      data: { url: data.url || "/", answerUrl: data.answer_url, answers: answers(data.actions) },
+      actions: (data.actions || []).slice(0, Notification.maxActions || 2)
+        .map(({ action, title }) => ({ action, title })),
     });
   }
   await acked;
@@ -58,8 +66,37 @@ async function open(url) {
   return self.clients.openWindow(target);
 }
 
+// An answer button: POST its token (never a GET, never in a URL); the server answers the ask as
+// the person the token was made for, or says who answered first. The outcome replaces the
+// notification (same tag).
+async function answer(notification, token, url) {
+  let said = "Not sent; open the inbox to answer.";
+  try {
+    const response = await fetch(url, {
+      method: "POST",
+      credentials: "omit",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ token }),
+    });
+    said = (await response.json()).said || said;
+  } catch (error) {
+    // offline: the fallback words stay
+  }
+  await self.registration.showNotification(said, {
+    tag: notification.tag,
+    icon: "/static/ask_mcp/icons/icon-192.png",
+    data: { url: notification.data.url },
+  });
+}
+
 self.addEventListener("notificationclick", (event) => {
-  event.notification.close();
-  const url = (event.notification.data && event.notification.data.url) || "/";
-  event.waitUntil(open(url));
+  const notification = event.notification;
+  notification.close();
+  const data = notification.data || {};
+  const token = event.action && data.answers ? data.answers[event.action] : undefined;
+  if (token && data.answerUrl) {
+    event.waitUntil(answer(notification, token, data.answerUrl));
+    return;
+  }
+  event.waitUntil(open(data.url || "/"));
 });
