@@ -263,7 +263,9 @@ async def test_the_inbox_installs_and_a_pushed_question_is_shown_acknowledged_an
             break
     assert reached == [[erin.username, "Erin's phone"]]
     shown = await shown_until(page, lambda found: len(found) == 1)
-    assert shown == [{"title": pushed["title"], "body": message, "tag": pushed["tag"]}]
+    assert shown == [
+        {"title": pushed["title"], "body": message, "tag": pushed["tag"], "actions": []}
+    ]
     assert pushed["title"].startswith(f"Question from {crew.alice.username} via ")
     assert service.of(device)[0].vapid == "ok"
 
