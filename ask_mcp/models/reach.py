@@ -34,6 +34,12 @@ class ReachPreference(models.Model):
         default=True,
         help_text="Questions, reminders and escalations, on every device I turned on.",
     )
+    away_until = models.DateTimeField(
+        "away until",
+        null=True,
+        blank=True,
+        help_text="Until then, questions addressed to me go at once to my team's escalation.",
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:

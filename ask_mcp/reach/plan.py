@@ -177,25 +177,38 @@ def remind_due(now: dt.datetime, before: float) -> list[uuid.UUID]:
 
 
 def escalate_due(now: dt.datetime) -> list[Escalated]:
-    """Offer every ask a team's escalation says waited too long to its fallback, once per ask."""
+    """Offer every ask a team's escalation says waited too long to its fallback, once per ask;
+    an ask addressed to a person who is away goes at once, whatever the wait (one level)."""
     escalated = []
     rules = Escalation.objects.filter(active=True).select_related("fallback_team", "fallback_user")
     for rule in rules:
         waited = now - dt.timedelta(minutes=rule.after_minutes)
+        away = Q(asked_by__reach_preference__away_until__gt=now)
         due = (
             Ask.objects.pending()
             .in_browser()
-            .filter(team_id=rule.team_id, created__lte=waited, expires_at__gt=now)
+            .filter(Q(created__lte=waited) | away, team_id=rule.team_id, expires_at__gt=now)
             .filter(Q(reach__isnull=True) | Q(reach__escalated_at__isnull=True))
         )
-        for ask_id, route in list(due.values_list("id", "route")):
-            if (done := _escalate(ask_id, route, rule, now)) is not None:
+        for ask_id, route, created, who, until in list(
+            due.values_list(
+                "id",
+                "route",
+                "created",
+                "asked_by__username",
+                "asked_by__reach_preference__away_until",
+            )
+        ):
+            why = f"unanswered after {rule.after_minutes:g} min"
+            if created > waited and until is not None:
+                why = f"{who} is away until {until:%Y-%m-%d %H:%M} UTC"
+            if (done := _escalate(ask_id, route, rule, now, why)) is not None:
                 escalated.append(done)
     return escalated
 
 
 def _escalate(
-    ask_id: uuid.UUID, route: str, rule: Escalation, now: dt.datetime
+    ask_id: uuid.UUID, route: str, rule: Escalation, now: dt.datetime, why: str
 ) -> Escalated | None:
     AskReach.objects.get_or_create(ask_id=ask_id)
     won = AskReach.objects.filter(pk=ask_id, escalated_at__isnull=True).update(
@@ -211,7 +224,7 @@ def _escalate(
         ask_id=ask_id,
         kind=AskEvent.Kind.ESCALATED,
         at=now,
-        actor_label=f"{to} (unanswered after {rule.after_minutes:g} min)",
+        actor_label=f"{to} ({why})",
         route=route,
     )
     plan(ask_id, Purpose.ESCALATED)

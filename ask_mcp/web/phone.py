@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime as dt
 import json
 import uuid
 from typing import Any, Final
@@ -33,7 +34,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
 from ask_mcp import conf, runtime
-from ask_mcp.models import Ask, AskEvent, Delivery, PushDevice
+from ask_mcp.models import Ask, AskEvent, Delivery, PushDevice, ReachPreference
 from ask_mcp.reach import push, targets, webhooks
 from ask_mcp.records import receipts
 from ask_mcp.records.decisions import ask_answer
@@ -277,3 +278,26 @@ async def push_answer(request: HttpRequest) -> HttpResponse:
         ask = answered.ask
     who = ask.answered_by.get_username() if ask.answered_by is not None else ""
     return JsonResponse({"said": push.ended_words(ask.status, who), "ended": True}, status=409)
+
+
+AWAY_FORMAT: Final = "%Y-%m-%dT%H:%M"
+"""How the Away field (an `<input type="datetime-local">`, read as UTC) writes a time."""
+
+
+def read_away(text: str) -> tuple[dt.datetime | None, str]:
+    """(the time Away ends, "") from the field's text, (None, "") when it is empty or past, or
+    (None, why) when it is not a time."""
+    text = text.strip()
+    if not text:
+        return None, ""
+    try:
+        until = dt.datetime.strptime(text, AWAY_FORMAT).replace(tzinfo=dt.UTC)
+    except ValueError:
+        return None, f"{text!r} is not a date and time such as 2026-12-24T18:00 (UTC)."
+    return (until if until > timezone.now() else None), ""
+
+
+def away_value(choice: ReachPreference) -> str:
+    """The Away field's value: its end while it lasts, empty once it passed (Away ends by itself)."""
+    until = choice.away_until
+    return until.strftime(AWAY_FORMAT) if until and until > timezone.now() else ""

@@ -84,12 +84,14 @@ async def reach_settings(request: HttpRequest) -> HttpResponse:
     saved, error = False, ""
     if request.method == "POST":
         email = request.POST.get("email", "").strip()
+        away_until, error = phone.read_away(request.POST.get("away_until", ""))
         try:
             if email:
                 validate_email(email)
         except ValidationError:
             error = f"{email!r} is not an email address."
-        else:
+        if not error:
+            choice.away_until = away_until
             choice.email_asks = request.POST.get("email_asks") == "on"
             choice.email_reminders = request.POST.get("email_reminders") == "on"
             if push.enabled():  # the box is only drawn then
@@ -99,6 +101,7 @@ async def reach_settings(request: HttpRequest) -> HttpResponse:
             await user.asave(update_fields=["email"])
             saved = True
     context = {
+        "away_until": request.POST.get("away_until", "") if error else phone.away_value(choice),
         "choice": choice,
         "email": request.POST.get("email", user.email) if error else user.email,
         "email_configured": conf.values().email,

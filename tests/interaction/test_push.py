@@ -10,6 +10,7 @@ acknowledgement is posted as sw.js posts it.
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import re
 import uuid
 from collections.abc import Iterator
@@ -244,3 +245,67 @@ async def test_a_gone_subscription_is_removed_a_failing_service_is_retried_and_e
         assert test.payload is not None and test.payload["kind"] == "test"
         assert test.vapid == "ok"
     call.cancel()
+
+
+async def test_a_person_away_has_their_asks_escalated_at_once_and_the_history_says_why(
+    server: LiveServer, crew: Crew, mailbox: Mailbox
+) -> None:
+    hank = add_user(server, f"hank{crew.tag}", staff=False)
+    server.manage(
+        "shell",
+        "-c",
+        "from django.contrib.auth.models import Group, User; from ask_mcp.models import Escalation;"
+        f"u = User.objects.get(username={hank.username!r}); u.email = {crew.email(hank)!r}; u.save();"
+        f"Escalation.objects.create(team=Group.objects.get(name={crew.team!r}), after_minutes=60,"
+        " fallback_user=u)",
+    )
+    until = (dt.datetime.now(dt.UTC) + dt.timedelta(hours=2)).strftime("%Y-%m-%dT%H:%M")
+    async with signed_in_http(server, crew.alice) as alice:
+        saved = await alice.client.post(
+            "/settings/",
+            data={
+                "email": crew.email(crew.alice),
+                "email_asks": "on",
+                "away_until": until,
+                "csrfmiddlewaretoken": alice.csrf,
+            },
+        )
+        assert saved.status_code == 200 and f'value="{until}"' in saved.text
+        bad = await alice.client.post(
+            "/settings/",
+            data={
+                "email": crew.email(crew.alice),
+                "away_until": "soon",
+                "csrfmiddlewaretoken": alice.csrf,
+            },
+        )
+        assert bad.status_code == 400 and "'soon' is not a date and time" in bad.text
+    try:
+        message = f"Approve the budget? [{crew.tag}-away]"
+        call = asyncio.create_task(ask(server, crew.token, message))
+
+        def escalated(mails: list[Any]) -> bool:
+            return any(message in m.text and crew.email(hank) in m.to for m in mails)
+
+        await asyncio.to_thread(mailbox.wait, escalated, 30.0)  # not after 60 minutes: at once
+        mail = next(m for m in mailbox.mails if message in m.text and crew.email(hank) in m.to)
+        assert mail.subject.startswith(f"Escalated to {hank.username}: ")
+        history = shell(
+            server,
+            "import json; from ask_mcp.models import AskEvent;"
+            "print(json.dumps([e.actor_label for e in AskEvent.objects.filter("
+            f"ask__message={message!r}, kind='escalated')]))",
+        )
+        assert history == [
+            f"{hank.username} ({crew.alice.username} is away until {until.replace('T', ' ')} UTC)"
+        ]
+        call.cancel()
+    finally:
+        server.manage(
+            "shell",
+            "-c",
+            "from ask_mcp.models import Escalation, ReachPreference;"
+            f"Escalation.objects.filter(team__name={crew.team!r}).delete();"
+            f"ReachPreference.objects.filter(user__username={crew.alice.username!r})"
+            ".update(away_until=None)",
+        )
