@@ -340,7 +340,8 @@ async def test_a_person_unfolding_a_card_is_told_to_the_agent_in_the_tasks_statu
                 rf"Seen by {crew.carol.username} at \d\d:\d\d UTC; not answered yet\.", status
             )
             await page.reload()
-            await open_card(page, message)  # a second look is not a second event
+            shown = await open_card(page, message)  # a second look is not a second event
+            await expect(shown.locator(".seen-by")).to_have_text(f"{crew.carol.username} just now")
             kept = shell(
                 server,
                 "import json; from ask_mcp.models import AskEvent;"
