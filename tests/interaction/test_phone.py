@@ -341,7 +341,7 @@ async def test_a_person_unfolding_a_card_is_told_to_the_agent_in_the_tasks_statu
             )
             await page.reload()
             shown = await open_card(page, message)  # a second look is not a second event
-            looked = re.compile(rf"{crew.carol.username} (just now|\d+\xa0minutes? ago)")
+            looked = re.compile(rf"{crew.carol.username} (just now|\d+\s+minutes? ago)")
             await expect(shown.locator(".seen-by")).to_have_text(looked)
             kept = shell(
                 server,
