@@ -22,6 +22,11 @@ cases live beside the attack they belong to, each with its exact answer:
   capabilities past the session cap, refused with the cap named; one token past its share of
   the table, an `isError` result naming ELICITATION_PER_PRINCIPAL; an inbox socket from another
   origin, closed before it opens; wrong passwords past the limit, 429 for that pair only.
+- tests/interaction/test_push.py: a forged push acknowledgement, 400 "not an acknowledgement this
+  server signed"; a forged or expired answer button's token, 400 "This button has expired; open
+  the inbox."; a GET of the answer URL, 405; a subscription missing a key, 400 naming the three it
+  needs; one without the CSRF token, 403; another person's device, 404; an endpoint on a metadata
+  address, 400 naming it (the SSRF guard).
 - tests/interaction/test_daphne_limits.py: a body declared or chunked past MAX_BODY_BYTES, 413
   before the body is read; headers not complete within HEADER_TIMEOUT_SECONDS, 408; connections
   past MAX_CONNECTIONS_PER_ADDRESS, 503.

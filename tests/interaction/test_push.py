@@ -309,3 +309,34 @@ async def test_a_person_away_has_their_asks_escalated_at_once_and_the_history_sa
             f"ReachPreference.objects.filter(user__username={crew.alice.username!r})"
             ".update(away_until=None)",
         )
+
+
+async def test_forged_acknowledgements_and_answers_and_half_subscriptions_get_their_exact_answer(
+    server: LiveServer, crew: Crew
+) -> None:
+    async with httpx2.AsyncClient(base_url=server.base_url) as client:
+        forged = await client.post("/push/ack/", json={"token": "1:forged"})
+        assert (
+            forged.status_code == 400 and forged.text == "not an acknowledgement this server signed"
+        )
+        not_json = await client.post("/push/ack/", content=b"\xff{")
+        assert not_json.status_code == 400
+        answer = await client.post("/push/answer/", json={"token": "x:y:z"})
+        assert answer.status_code == 400
+        assert answer.json() == {"said": "This button has expired; open the inbox."}
+        assert (await client.get("/push/answer/")).status_code == 405  # never answered by a GET
+    async with signed_in_http(server, crew.carol) as session:
+        half = await session.client.post(
+            "/settings/devices/",
+            json={"endpoint": "https://push.example/x", "keys": {"p256dh": "abc"}},
+            headers={"X-CSRFToken": session.csrf},
+        )
+        assert half.status_code == 400
+        assert half.json() == {"error": "endpoint, keys.p256dh and keys.auth are required"}
+        no_csrf = await session.client.post("/settings/devices/", json={"endpoint": "x"})
+        assert no_csrf.status_code == 403
+        others = await session.client.post(
+            "/settings/devices/999999/",
+            data={"action": "remove", "csrfmiddlewaretoken": session.csrf},
+        )
+        assert others.status_code == 404
