@@ -20,7 +20,7 @@ import httpx2
 import pytest
 
 from tests.support.browser import Person, add_user
-from tests.support.inbox_http import SignedIn, signed_in_http
+from tests.support.inbox_http import SignedIn, page_text, signed_in_http
 from tests.support.live import LiveServer, LiveServers
 from tests.support.mailbox import Mailbox
 from tests.support.pushservice import Device, Push, PushService
@@ -279,7 +279,10 @@ async def test_a_person_away_has_their_asks_escalated_at_once_and_the_history_sa
                 "csrfmiddlewaretoken": alice.csrf,
             },
         )
-        assert bad.status_code == 400 and "'soon' is not a date and time" in bad.text
+        assert bad.status_code == 400
+        assert "'soon' is not a date and time such as 2026-12-24T18:00 (UTC)." in page_text(
+            bad.text
+        )
     try:
         message = f"Approve the budget? [{crew.tag}-away]"
         call = asyncio.create_task(ask(server, crew.token, message))
