@@ -264,6 +264,13 @@ class AskSettings:
         "a person none of whose devices acknowledges a push this soon is mailed the ask at once",
         check="ask_mcp.E004",
     )
+    push_per_hour: int = _key(
+        "count",
+        12,
+        "questions pushed to one person's devices in an hour at most; past it, one \"more "
+        'questions are waiting" push per device and hour stands for the rest',
+        check="ask_mcp.E003",
+    )
     metrics: bool = _key(
         "flag",
         False,

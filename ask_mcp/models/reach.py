@@ -174,6 +174,7 @@ class Delivery(models.Model):
         # PUSH_FALLBACK_SECONDS: never held back or merged (a digest must skip it).
         FALLBACK = "fallback", "fallback mail (no device acknowledged the push)"
         CLOSED = "closed", "closing push (the ask ended)"
+        MORE = "more", "more questions waiting (past the hourly push cap)"
 
     class Channel(models.TextChoices):
         EMAIL = "email"

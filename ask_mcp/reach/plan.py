@@ -109,10 +109,38 @@ def _push_rows(
         .distinct()
         .order_by("pk")
     )
-    return [
-        _row(ask, purpose, Delivery.Channel.PUSH, device.endpoint, now, device.user, device=device)
-        for device in devices
-    ]
+    capped = _past_the_cap({device.user_id for device in devices}, now)
+    rows = []
+    for device in devices:
+        row = _row(
+            ask, purpose, Delivery.Channel.PUSH, device.endpoint, now, device.user, device=device
+        )
+        if device.user_id in capped:  # one "more are waiting" per device and hour stands for it
+            row.purpose = Purpose.MORE
+            row.key = f"more:{now:%Y%m%d%H}:device{device.pk}"
+        rows.append(row)
+    return rows
+
+
+def _past_the_cap(people: set[int], now: dt.datetime) -> set[int]:
+    """Those of `people` pushed PUSH_PER_HOUR questions already in the hour before `now`."""
+    if not people:
+        return set()
+    cap = conf.values().push_per_hour
+    pushed = (
+        Delivery.objects.filter(
+            channel=Delivery.Channel.PUSH,
+            purpose__in=NOTIFYING,
+            recipient__in=people,
+            created_at__gte=now - dt.timedelta(hours=1),
+        )
+        .values_list("recipient_id", "ask_id")
+        .distinct()
+    )
+    counts: dict[int, int] = {}
+    for person, _ in pushed:
+        counts[person] = counts.get(person, 0) + 1
+    return {person for person, count in counts.items() if count >= cap}
 
 
 def _wants_mail(person: User, purpose: str) -> bool:

@@ -39,6 +39,7 @@ URGENCY: Final[Mapping[str, str]] = {
     "reminder": "high",
     "test": "normal",
     "closed": "normal",
+    "more": "normal",
 }
 """The Urgency header (RFC 8030 5.3) per purpose: a question wakes the phone, a closing does not."""
 GONE: Final = (404, 410)

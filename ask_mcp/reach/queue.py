@@ -149,6 +149,15 @@ def push_payload(delivery: Delivery, base: str) -> dict[str, object]:
         "url": _page(base, ask),
         "ack": {"url": reverse("ask_mcp:push_ack"), "token": push.ack_token(delivery.pk)},
     }
+    if delivery.purpose == Delivery.Purpose.MORE:
+        return {
+            **common,
+            "kind": "more",
+            "tag": "askserver-more",
+            "url": base.rstrip("/") + reverse("ask_mcp:inbox"),
+            "title": "More questions are waiting",
+            "body": "You were sent many questions this hour; your inbox lists them all.",
+        }
     if delivery.purpose == Delivery.Purpose.CLOSED:
         who = ask.answered_by.get_username() if ask.answered_by is not None else ""
         ended = push.ended_words(ask.status, who)

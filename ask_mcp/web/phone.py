@@ -128,7 +128,7 @@ def acknowledge(delivery_id: int) -> bool:
     delivery = Delivery.objects.select_related("device", "ask").get(pk=delivery_id)
     if delivery.device is not None:
         PushDevice.objects.filter(pk=delivery.device.pk).update(last_delivered_at=now)
-    if delivery.purpose != Delivery.Purpose.CLOSED:
+    if delivery.purpose not in (Delivery.Purpose.CLOSED, Delivery.Purpose.MORE):
         AskEvent.objects.create(
             ask_id=delivery.ask_id,
             kind=AskEvent.Kind.REACHED,

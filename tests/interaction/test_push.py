@@ -24,7 +24,7 @@ from tests.support.inbox_http import SignedIn, page_text, signed_in_http
 from tests.support.live import LiveServer, LiveServers
 from tests.support.mailbox import Mailbox
 from tests.support.pushservice import Device, Push, PushService
-from tests.support.reach import REACH_CONFIG, Crew, ask, mail_env
+from tests.support.reach import REACH_CONFIG, Crew, ask, mail_env, mails_for
 from tests.support.shell import shell
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -343,3 +343,39 @@ async def test_forged_acknowledgements_and_answers_and_half_subscriptions_get_th
             data={"action": "remove", "csrfmiddlewaretoken": session.csrf},
         )
         assert others.status_code == 404
+
+
+async def test_past_the_hourly_cap_one_more_push_per_device_stands_for_the_rest(
+    live_servers: LiveServers, mailbox: Mailbox, service: PushService
+) -> None:
+    capped = live_servers.start({**PUSH_CONFIG, "PUSH_PER_HOUR": 2}, extra_env=mail_env(mailbox))
+    calls: list[asyncio.Task[Any]] = []
+    try:
+        crew = Crew(capped)
+        ivy = no_mail(capped, crew, "ivy")
+        async with signed_in_http(capped, ivy) as session:
+            phone = service.device(await server_key(session))
+            assert (await subscribe(session, phone, "Ivy's phone")).status_code == 201
+        kinds = []
+        for index in range(4):
+            message = f"Question {index} of a busy hour [{crew.tag}]"
+            calls.append(asyncio.create_task(ask(capped, crew.token, message)))
+            await mails_for(mailbox, message, 2)  # alice's and carol's: the ask was planned
+            if index < 3:
+                pushed = (await pushes_to(service, phone, index + 1))[index]
+                assert pushed.vapid == "ok" and pushed.payload is not None
+                kinds.append((pushed.payload["kind"], pushed.payload["title"].split(" via ")[0]))
+        asked = f"Question from {crew.alice.username}"
+        assert kinds == [("ask", asked), ("ask", asked), ("more", "More questions are waiting")]
+        last = shell(
+            capped,
+            "import json; from ask_mcp.models import Delivery;"
+            "print(json.dumps(list(Delivery.objects.filter(channel='push',"
+            f" ask__message='Question 3 of a busy hour [{crew.tag}]').values_list('purpose'))))",
+        )
+        assert last == []  # the hour's "more" push already stands for it
+        assert len(service.of(phone)) == 3
+    finally:
+        for call in calls:
+            call.cancel()
+        live_servers.stop(capped)
