@@ -223,6 +223,15 @@ def encrypt(subscription: Subscription, payload: Mapping[str, Any]) -> bytes:
     return body
 
 
+def keys_problem(subscription: Subscription) -> str | None:
+    """Why nothing could be encrypted to `subscription`'s keys, or None when it can."""
+    try:
+        encrypt(subscription, {"probe": True})
+    except Exception as exc:  # pywebpush, http_ece and cryptography each raise their own
+        return f"the subscription's keys are not a P-256 key and an auth secret: {exc}"
+    return None
+
+
 def send(
     subscription: Subscription,
     payload: Mapping[str, Any],

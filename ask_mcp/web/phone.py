@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import datetime as dt
 import json
+import logging
 import uuid
 from typing import Any, Final
 
@@ -40,6 +41,8 @@ from ask_mcp.records import receipts
 from ask_mcp.records.decisions import ask_answer
 from ask_mcp.web import elicit
 from ask_mcp.workers.relay import ChannelLayerUnavailable
+
+logger = logging.getLogger("ask_mcp.web.phone")
 
 WORKER: Final = "ask_mcp/sw.js"
 """The service worker's static path (served at /sw.js)."""
@@ -165,6 +168,8 @@ async def push_subscribe(request: HttpRequest) -> HttpResponse:
         )
     except targets.TargetRefused as exc:
         return JsonResponse({"error": str(exc)}, status=400)
+    if (problem := push.keys_problem(push.Subscription(endpoint, p256dh, auth))) is not None:
+        return JsonResponse({"error": problem}, status=400)
     device, _ = await PushDevice.objects.aupdate_or_create(
         endpoint=endpoint, defaults={"user": user, "name": name, "p256dh": p256dh, "auth": auth}
     )
@@ -207,6 +212,9 @@ def send_test(device: PushDevice) -> str:
     except push.PushGone:
         return "gone"
     except (targets.TargetRefused, webhooks.PostFailed, OSError, ValueError):
+        return "failed"
+    except Exception:  # a subscription the crypto library refuses costs the test, never a 500
+        logger.exception("test push to device %s failed", device.pk)
         return "failed"
     return "sent"
 

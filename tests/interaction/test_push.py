@@ -32,9 +32,9 @@ pytestmark = pytest.mark.asyncio(loop_scope="session")
 PUSH_CONFIG: dict[str, Any] = {
     **REACH_CONFIG,
     "VAPID_SUBJECT": "mailto:ops@mail.test",
-    "PUSH_FALLBACK_SECONDS": 4,
+    "PUSH_FALLBACK_SECONDS": 8,
 }
-"""askserver with mail and push on; a person none of whose devices acknowledges in 4 s is mailed."""
+"""askserver with mail and push on; a person none of whose devices acknowledges in 8 s is mailed."""
 
 
 @pytest.fixture(scope="module")
@@ -336,6 +336,13 @@ async def test_forged_acknowledgements_and_answers_and_half_subscriptions_get_th
         )
         assert half.status_code == 400
         assert half.json() == {"error": "endpoint, keys.p256dh and keys.auth are required"}
+        bad_keys = await session.client.post(
+            "/settings/devices/",
+            json={"endpoint": f"{server.base_url}/x", "keys": {"p256dh": "abc", "auth": "def"}},
+            headers={"X-CSRFToken": session.csrf},
+        )
+        assert bad_keys.status_code == 400
+        assert bad_keys.json()["error"].startswith("the subscription's keys are not a P-256 key")
         no_csrf = await session.client.post("/settings/devices/", json={"endpoint": "x"})
         assert no_csrf.status_code == 403
         others = await session.client.post(
