@@ -28,6 +28,7 @@ from django.utils.module_loading import import_string
 from ask_mcp import conf
 from ask_mcp.conf import Setting
 from ask_mcp.ops import environment
+from ask_mcp.reach import push
 from ask_mcp.toolkits import ToolkitConfigError, build_toolkit
 
 Messages = list[CheckMessage]
@@ -62,6 +63,7 @@ def check_ask_mcp_settings(
         _check_email_from,
         _check_links_have_an_origin,
         _check_metrics_token,
+        _check_push,
         _check_inbox_has_a_layer,
         _check_channel_layer,
     ]
@@ -310,6 +312,33 @@ def _check_metrics_token() -> Messages:
             id="ask_mcp.E053",
         )
     ]
+
+
+def _check_push() -> Messages:
+    """Web Push needs a contact the push services accept (E091) and a key that loads (E090)."""
+    subject, key = conf.get("VAPID_SUBJECT"), conf.get("VAPID_PRIVATE_KEY")
+    messages: Messages = []
+    if subject is not None and not (
+        isinstance(subject, str) and subject.startswith(("mailto:", "https://"))
+    ):
+        messages.append(
+            Error(
+                f"{named('VAPID_SUBJECT')} = {subject!r} is not a mailto: or https: URL: push "
+                "services refuse pushes without a contact (RFC 8292).",
+                hint="Set it to 'mailto:admin@example.com' or your site's https:// URL.",
+                id="ask_mcp.E091",
+            )
+        )
+    if isinstance(key, str) and key and (problem := push.key_problem(key)) is not None:
+        messages.append(
+            Error(
+                f"{named('VAPID_PRIVATE_KEY')} cannot be read as a P-256 private key: {problem}.",
+                hint="Give a base64url P-256 key (raw 32 bytes or DER), or leave it unset "
+                "and askserver uses the key it generated into its data folder.",
+                id="ask_mcp.E090",
+            )
+        )
+    return messages
 
 
 def _check_inbox_has_a_layer() -> Messages:

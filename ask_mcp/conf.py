@@ -324,6 +324,35 @@ class AskSettings:
         check="ask_mcp.E031",
         old="ALLOW_PRIVATE_WEBHOOKS",
     )
+    vapid_private_key: str | None = _key(
+        "token",
+        None,
+        "the VAPID key that signs Web Push (RFC 8292): a P-256 private key, base64url (raw or "
+        "DER) ([Phones](../answering/phone.md))",
+        check="ask_mcp.E090",
+        shown="askserver: generated once into `VAR_DIR/vapid_private_key`",
+    )
+    vapid_subject: str | None = _key(
+        "text",
+        None,
+        "the contact push services may write to about this server's pushes (`mailto:` or "
+        "`https:`); Web Push is on when it and `VAPID_PRIVATE_KEY` are set",
+        check="ask_mcp.E091",
+        optional=True,
+    )
+    push_fallback_seconds: float = _key(
+        "seconds",
+        120.0,
+        "a person none of whose devices acknowledges a push this soon is mailed the ask at once",
+        check="ask_mcp.E004",
+    )
+    push_per_hour: int = _key(
+        "count",
+        12,
+        "questions pushed to one person's devices in an hour at most; past it, one \"more "
+        'questions are waiting" push per device and hour stands for the rest',
+        check="ask_mcp.E003",
+    )
     metrics: bool = _key(
         "flag",
         False,

@@ -268,3 +268,6 @@ if email_from := _env("EMAIL_FROM"):
 # mail is on with ASKSERVER_EMAIL_URL. Any ASK_MCP key can be set from its ASKSERVER_ variable
 # (ASKSERVER_ELICITATION_CAPACITY=128).
 ASK_MCP: dict[str, object] = environment.ask_mcp(os.environ)
+# Web Push signs with ASKSERVER_VAPID_PRIVATE_KEY, or the key prepare_var_dir() generated once
+# into VAR_DIR/vapid_private_key; it is on once ASKSERVER_VAPID_SUBJECT names a contact.
+ASK_MCP.setdefault("VAPID_PRIVATE_KEY", var.vapid_private_key(VAR_DIR) or None)

@@ -20,11 +20,14 @@ to sign with it, naming the setting.
 
 from __future__ import annotations
 
+import base64
 import os
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Final
+
+from cryptography.hazmat.primitives.asymmetric import ec
 
 from askserver import environment
 
@@ -34,6 +37,8 @@ SECRET_KEY_FILE: Final = "secret_key"
 """The generated key's file in the data folder."""
 SQLITE_FILE: Final = "db.sqlite3"
 """The SQLite database's file in the data folder."""
+VAPID_KEY_FILE: Final = "vapid_private_key"
+"""The generated VAPID key's file in the data folder: a P-256 private key, raw, base64url."""
 
 
 def var_dir(environ: Mapping[str, str] = os.environ) -> Path:
@@ -52,20 +57,44 @@ def secret_key(folder: Path) -> str:
     return path.read_text().strip() if path.exists() else ""
 
 
+def vapid_private_key(folder: Path) -> str:
+    """The VAPID key generated into `folder` by :func:`prepare_var_dir`; empty until it ran once."""
+    path = folder / VAPID_KEY_FILE
+    return path.read_text().strip() if path.exists() else ""
+
+
 def prepare_var_dir(environ: Mapping[str, str] = os.environ) -> Path:
     """Make the data folder ready before Django starts, and return it.
 
     Creates it owner-only, the empty SQLite database (unless DATABASE_URL is set) and, unless
-    ASKSERVER_SECRET_KEY is set, the secret key, once (0600).
+    ASKSERVER_SECRET_KEY is set, the secret key, once (0600); likewise the VAPID key that signs
+    Web Push, unless ASKSERVER_VAPID_PRIVATE_KEY is set.
     """
     folder = var_dir(environ)
     _owner_only(folder, environ)
     if not environment.get("SECRET_KEY", environ):
-        path = folder / SECRET_KEY_FILE
-        if not path.exists():
-            with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as file:
-                file.write(secrets.token_urlsafe(50))
+        _write_once(folder / SECRET_KEY_FILE, lambda: secrets.token_urlsafe(50))
+    if not environment.get("VAPID_PRIVATE_KEY", environ):
+        _write_once(folder / VAPID_KEY_FILE, _new_vapid_key)
     return folder
+
+
+def _write_once(path: Path, make: Callable[[], str]) -> None:
+    """Write `make()` to `path` owner-only (0600), unless it exists; two processes racing write once."""
+    if path.exists():
+        return
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return  # another process made it between the check and the open
+    with open(descriptor, "w") as file:
+        file.write(make())
+
+
+def _new_vapid_key() -> str:
+    """A new P-256 private key, its 32 raw bytes in base64url (what VAPID_PRIVATE_KEY takes)."""
+    number = ec.generate_private_key(ec.SECP256R1()).private_numbers().private_value
+    return base64.urlsafe_b64encode(number.to_bytes(32, "big")).rstrip(b"=").decode()
 
 
 def _owner_only(folder: Path, environ: Mapping[str, str]) -> None:

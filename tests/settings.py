@@ -22,6 +22,9 @@ if (db := os.environ.get("ASKSERVER_TEST_DB")) and not os.environ.get("DATABASE_
 # In-process tests act as loopback clients without tokens; the auth tests configure their own.
 # The ASKSERVER_ variables still apply beneath it, as in askserver's own settings.
 ASK_MCP = {
+    # The VAPID key the var step generated (askserver's settings read it); push stays off
+    # until a test's config names a VAPID_SUBJECT.
+    "VAPID_PRIVATE_KEY": ASK_MCP["VAPID_PRIVATE_KEY"],  # noqa: F405
     **conf.from_environment(os.environ),
     **json.loads(os.environ.get("ASKSERVER_TEST_CONFIG", '{"ALLOW_ANONYMOUS_LOOPBACK": true}')),
 }

@@ -107,7 +107,7 @@ class AskDeliveryInline(AskDeliveryInlineBase):
     can_delete = False
     fields = DELIVERY_FIELDS
     readonly_fields = fields
-    verbose_name_plural = "notifications (mail, webhooks)"
+    verbose_name_plural = "notifications (mail, webhooks, push)"
     template = "admin/ask_mcp/ask/deliveries_inline.html"
 
 

@@ -26,6 +26,7 @@ from ask_mcp.models import (
     ANSWER_EVERY_ASK,
     Delivery,
     Escalation,
+    PushDevice,
     ReachPreference,
     Webhook,
     WebhookDelivery,
@@ -40,9 +41,10 @@ if TYPE_CHECKING:  # ModelAdmin is generic only to the type checker
     ReachDeliveryAdminBase = admin.ModelAdmin[Delivery]
     EscalationAdminBase = admin.ModelAdmin[Escalation]
     PreferenceAdminBase = admin.ModelAdmin[ReachPreference]
+    DeviceAdminBase = admin.ModelAdmin[PushDevice]
 else:
     WebhookAdminBase = DeliveryAdminBase = ReachDeliveryAdminBase = admin.ModelAdmin
-    EscalationAdminBase = PreferenceAdminBase = admin.ModelAdmin
+    EscalationAdminBase = PreferenceAdminBase = DeviceAdminBase = admin.ModelAdmin
     DeliveryInlineBase = HookDeliveryInlineBase = admin.TabularInline
 
 DELIVERY_FIELDS: Final = (
@@ -56,6 +58,7 @@ DELIVERY_FIELDS: Final = (
     "last_error",
     "next_attempt_at",
     "sent_at",
+    "acked_at",
 )
 """What the admin shows of each notification, under its ask or webhook and in its own list."""
 
@@ -189,6 +192,21 @@ class WebhookDeliveryAdmin(DeliveryAdminBase):
     list_filter = ("status",)
     search_fields = ("ask_id", "last_error")
     readonly_fields = [field.name for field in WebhookDelivery._meta.fields]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+
+@admin.register(PushDevice)
+class PushDeviceAdmin(DeviceAdminBase):
+    """People's devices for push notifications: read-only (each person adds theirs on Settings);
+    deleting one stops its notifications."""
+
+    list_display = ("name", "user", "created_at", "last_sent_at", "last_delivered_at")
+    list_filter = ("last_delivered_at",)
+    search_fields = ("name", "user__username")
+    fields = ("user", "name", "endpoint", "created_at", "last_sent_at", "last_delivered_at")
+    readonly_fields = fields
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

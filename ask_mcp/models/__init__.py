@@ -324,6 +324,8 @@ class AskEvent(models.Model):
         DETACHED = "detached", "the agent's call left"
         ATTACHED = "attached", "an agent's call attached"
         ESCALATED = "escalated"
+        REACHED = "reached", "notification reached a device"
+        SEEN = "seen", "seen by a person"
 
     # Looked up through askevent_ask_at, whose first column it is: no index of its own.
     ask = models.ForeignKey(Ask, on_delete=models.CASCADE, related_name="events", db_index=False)
@@ -566,7 +568,13 @@ class Task(models.Model):
 from ask_mcp.models.held import HeldDecision  # noqa: E402
 from ask_mcp.models.limits import RefusedAsks  # noqa: E402
 from ask_mcp.models.people import BrowserSession, EmailChange  # noqa: E402
-from ask_mcp.models.reach import AskReach, Delivery, Escalation, ReachPreference  # noqa: E402
+from ask_mcp.models.reach import (  # noqa: E402
+    AskReach,
+    Delivery,
+    Escalation,
+    PushDevice,
+    ReachPreference,
+)
 
 __all__ = [
     "ANSWER_EVERY_ASK",
@@ -583,6 +591,7 @@ __all__ = [
     "Escalation",
     "HeldDecision",
     "LegacySessionRecord",
+    "PushDevice",
     "ReachPreference",
     "RefusedAsks",
     "Task",

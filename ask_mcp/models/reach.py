@@ -29,10 +29,49 @@ class ReachPreference(models.Model):
     email_reminders = models.BooleanField(
         "email me a reminder", default=True, help_text="Before a question I was told of expires."
     )
+    push = models.BooleanField(
+        "notify my devices",
+        default=True,
+        help_text="Questions, reminders and escalations, on every device I turned on.",
+    )
+    away_until = models.DateTimeField(
+        "away until",
+        null=True,
+        blank=True,
+        help_text="Until then, questions addressed to me go at once to my team's escalation.",
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:
         return f"reach preferences of {self.user}"
+
+
+class PushDevice(models.Model):
+    """One device a person turned notifications on for: its push subscription (RFC 8030).
+
+    The endpoint is the push service's URL for this device; `p256dh` and `auth` are the keys the
+    browser made (RFC 8291), base64url. A push service answering 404 or 410 for the endpoint
+    means the subscription is gone: the row is deleted.
+    """
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="push_devices"
+    )
+    name = models.CharField(max_length=80, help_text="What its person called it.")
+    endpoint = models.URLField(max_length=1000, unique=True)
+    p256dh = models.CharField(max_length=200)
+    auth = models.CharField(max_length=100)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_sent_at = models.DateTimeField(null=True, blank=True)
+    last_delivered_at = models.DateTimeField(
+        null=True, blank=True, help_text="When its service worker last acknowledged a push."
+    )
+
+    class Meta:
+        ordering = ["created_at", "pk"]
+
+    def __str__(self) -> str:
+        return f"{self.name} of {self.user}"
 
 
 class Escalation(models.Model):
@@ -131,10 +170,16 @@ class Delivery(models.Model):
         ASKED = "asked", "new question"
         REMINDER = "reminder"
         ESCALATED = "escalated", "escalation"
+        # Mail sent at once because no device of the person acknowledged a push within
+        # PUSH_FALLBACK_SECONDS: never held back or merged (a digest must skip it).
+        FALLBACK = "fallback", "fallback mail (no device acknowledged the push)"
+        CLOSED = "closed", "closing push (the ask ended)"
+        MORE = "more", "more questions waiting (past the hourly push cap)"
 
     class Channel(models.TextChoices):
         EMAIL = "email"
         WEBHOOK = "webhook"
+        PUSH = "push"
 
     class State(models.TextChoices):
         PENDING = "pending"
@@ -161,7 +206,16 @@ class Delivery(models.Model):
         blank=True,
         related_name="ask_deliveries",
     )
-    address = models.CharField(max_length=500, help_text="The email address or URL it went to.")
+    device = models.ForeignKey(
+        PushDevice,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="deliveries",
+    )
+    address = models.CharField(
+        max_length=1000, help_text="The email address, URL or push endpoint it went to."
+    )
     key = models.CharField(max_length=200, unique=True, editable=False)
     state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
     attempts = models.PositiveSmallIntegerField(default=0)
@@ -176,6 +230,9 @@ class Delivery(models.Model):
         default=False,
         help_text="Sent at once and alone, never folded into a mail digest (a push fallback, "
         "an urgent mail); reminders are never held either.",
+    )
+    acked_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the device's service worker acknowledged the push."
     )
 
     class Meta:

@@ -21,7 +21,7 @@ from django.db import connection
 from django.utils import timezone
 
 from ask_mcp import conf
-from ask_mcp.reach import plan, queue
+from ask_mcp.reach import plan, push, queue
 from ask_mcp.records.events import ASKED, announce
 from ask_mcp.records.sql import TRANSIENT
 from ask_mcp.workers.loops import alive_here, start_in_loop
@@ -46,6 +46,10 @@ async def one_pass() -> Pass:
     escalated = await database_sync_to_async(plan.escalate_due)(now)
     if escalated:  # the fallback's inboxes list it now
         await announce(ASKED, [each.ask_id.hex for each in escalated])
+    if push.enabled():
+        after = conf.values().push_fallback_seconds
+        await database_sync_to_async(plan.fallback_due)(now, after)
+        await database_sync_to_async(plan.close_ended)()
     tried = 0
     while batch := await queue.deliver_due():
         tried += batch

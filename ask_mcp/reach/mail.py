@@ -32,6 +32,7 @@ SUBJECTS: Final[Mapping[str, str]] = {
     "asked": "Question from {asker}: {first}",
     "reminder": "Reminder: {asker} is still waiting — {first}",
     "escalated": "Escalated to {fallback}: {first}",
+    "fallback": "Question from {asker} (your devices did not get it): {first}",
 }
 """Each purpose's subject line."""
 SUBJECT_CHARS: Final = 60

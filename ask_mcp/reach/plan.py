@@ -12,9 +12,10 @@ import datetime as dt
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Final
 
 from django.contrib.auth.models import User
-from django.db.models import F, Q
+from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 
 from ask_mcp import conf
@@ -24,10 +25,11 @@ from ask_mcp.models import (
     AskReach,
     Delivery,
     Escalation,
+    PushDevice,
     ReachPreference,
     Webhook,
 )
-from ask_mcp.reach import digest
+from ask_mcp.reach import digest, push
 
 Purpose = Delivery.Purpose
 
@@ -70,6 +72,7 @@ def plan(ask_id: uuid.UUID, purpose: str) -> int:
         for person in people
         if _wants_mail(person, purpose)
     ]
+    rows += _push_rows(ask, purpose, users, teams, now)
     hooks = Webhook.objects.filter(Q(user__in=users) | Q(team__in=teams), active=True)
     rows += [
         _row(ask, purpose, Delivery.Channel.WEBHOOK, hook.url, now, webhook=hook)
@@ -98,6 +101,54 @@ def _people(users: Iterable[int], teams: Iterable[int]) -> list[User]:
     return list(found.exclude(email="").distinct().order_by("pk"))
 
 
+def _push_rows(
+    ask: Ask, purpose: str, users: list[int], teams: list[int], now: dt.datetime
+) -> list[Delivery]:
+    """One push per device of every person told, unless they turned their devices off."""
+    if not push.enabled():
+        return []
+    devices = (
+        PushDevice.objects.filter(Q(user__in=users) | Q(user__groups__in=teams))
+        .filter(user__is_active=True)
+        .exclude(user__reach_preference__push=False)
+        .select_related("user")
+        .distinct()
+        .order_by("pk")
+    )
+    capped = _past_the_cap({device.user_id for device in devices}, now)
+    rows = []
+    for device in devices:
+        row = _row(
+            ask, purpose, Delivery.Channel.PUSH, device.endpoint, now, device.user, device=device
+        )
+        if device.user_id in capped:  # one "more are waiting" per device and hour stands for it
+            row.purpose = Purpose.MORE
+            row.key = f"more:{now:%Y%m%d%H}:device{device.pk}"
+        rows.append(row)
+    return rows
+
+
+def _past_the_cap(people: set[int], now: dt.datetime) -> set[int]:
+    """Those of `people` pushed PUSH_PER_HOUR questions already in the hour before `now`."""
+    if not people:
+        return set()
+    cap = conf.values().push_per_hour
+    pushed = (
+        Delivery.objects.filter(
+            channel=Delivery.Channel.PUSH,
+            purpose__in=NOTIFYING,
+            recipient__in=people,
+            created_at__gte=now - dt.timedelta(hours=1),
+        )
+        .values_list("recipient_id", "ask_id")
+        .distinct()
+    )
+    counts: dict[int, int] = {}
+    for person, _ in pushed:
+        counts[person] = counts.get(person, 0) + 1
+    return {person for person, count in counts.items() if count >= cap}
+
+
 def _wants_mail(person: User, purpose: str) -> bool:
     """The person's choice (the settings page); no row means the default: yes."""
     choice = ReachPreference.objects.filter(user=person).first()
@@ -114,19 +165,29 @@ def _row(
     now: dt.datetime,
     person: User | None = None,
     webhook: Webhook | None = None,
+    device: PushDevice | None = None,
 ) -> Delivery:
-    who = f"user{person.pk}" if person is not None else f"webhook{webhook.pk if webhook else 0}"
+    if device is not None:
+        who = f"device{device.pk}"
+    elif person is not None:
+        who = f"user{person.pk}"
+    else:
+        who = f"webhook{webhook.pk if webhook else 0}"
+    # A push nobody acknowledged is mailed at once and alone: a digest never holds it.
+    immediate = purpose == Purpose.FALLBACK
     if channel == Delivery.Channel.EMAIL:
-        now = digest.slot(address, purpose, now)  # the first at once, the rest as a digest
+        now = digest.slot(address, purpose, now, immediate=immediate)  # the rest as a digest
     return Delivery(
         ask=ask,
         purpose=purpose,
         channel=channel,
         recipient=person,
         webhook=webhook,
+        device=device,
         address=address,
         key=f"{ask.id.hex}:{purpose}:{channel}:{who}",
         next_attempt_at=now,
+        immediate=immediate,
     )
 
 
@@ -155,7 +216,8 @@ def remind_due(now: dt.datetime, before: float) -> list[uuid.UUID]:
 
 
 def escalate_due(now: dt.datetime) -> list[Escalated]:
-    """Offer every ask a team's escalation says waited too long to its fallback, once per ask."""
+    """Offer every ask a team's escalation says waited too long to its fallback, once per ask;
+    an ask addressed to a person who is away goes at once, whatever the wait (one level)."""
     escalated = []
     rules = Escalation.objects.filter(active=True).select_related("fallback_team", "fallback_user")
     # The admin's form refuses a shorter wait; a row saved before the setting (or by code)
@@ -163,20 +225,32 @@ def escalate_due(now: dt.datetime) -> list[Escalated]:
     least = dt.timedelta(seconds=conf.values().escalation_min_seconds)
     for rule in rules:
         waited = now - max(dt.timedelta(minutes=rule.after_minutes), least)
+        away = Q(asked_by__reach_preference__away_until__gt=now)
         due = (
             Ask.objects.pending()
             .in_browser()
-            .filter(team_id=rule.team_id, created__lte=waited, expires_at__gt=now)
+            .filter(Q(created__lte=waited) | away, team_id=rule.team_id, expires_at__gt=now)
             .filter(Q(reach__isnull=True) | Q(reach__escalated_at__isnull=True))
         )
-        for ask_id, route in list(due.values_list("id", "route")):
-            if (done := _escalate(ask_id, route, rule, now)) is not None:
+        for ask_id, route, created, who, until in list(
+            due.values_list(
+                "id",
+                "route",
+                "created",
+                "asked_by__username",
+                "asked_by__reach_preference__away_until",
+            )
+        ):
+            why = f"unanswered after {rule.after_minutes:g} min"
+            if created > waited and until is not None:
+                why = f"{who} is away until {until:%Y-%m-%d %H:%M} UTC"
+            if (done := _escalate(ask_id, route, rule, now, why)) is not None:
                 escalated.append(done)
     return escalated
 
 
 def _escalate(
-    ask_id: uuid.UUID, route: str, rule: Escalation, now: dt.datetime
+    ask_id: uuid.UUID, route: str, rule: Escalation, now: dt.datetime, why: str
 ) -> Escalated | None:
     AskReach.objects.get_or_create(ask_id=ask_id)
     won = AskReach.objects.filter(pk=ask_id, escalated_at__isnull=True).update(
@@ -192,8 +266,100 @@ def _escalate(
         ask_id=ask_id,
         kind=AskEvent.Kind.ESCALATED,
         at=now,
-        actor_label=f"{to} (unanswered after {rule.after_minutes:g} min)",
+        actor_label=f"{to} ({why})",
         route=route,
     )
     plan(ask_id, Purpose.ESCALATED)
     return Escalated(ask_id, to)
+
+
+NOTIFYING: Final = (Purpose.ASKED, Purpose.REMINDER, Purpose.ESCALATED)
+"""The purposes of pushes that put a question to a person (a closing push puts none)."""
+
+
+def fallback_due(now: dt.datetime, after: float) -> int:
+    """Mail, at once, every person none of whose devices acknowledged a push of a waiting ask
+    within `after` seconds of its planning; returns how many mails were planned.
+
+    A person already mailed about the ask (they chose mail too, or a fallback went) gets none:
+    every mail row of the ask and person counts. The row's purpose, FALLBACK, says why it went,
+    and marks it as one to send at once (never gathered into a digest).
+    """
+    if not conf.values().email:
+        return 0
+    pushes = Delivery.objects.filter(
+        ask=OuterRef("ask"), recipient=OuterRef("recipient"), channel=Delivery.Channel.PUSH
+    )
+    mailed = Delivery.objects.filter(
+        ask=OuterRef("ask"), recipient=OuterRef("recipient"), channel=Delivery.Channel.EMAIL
+    )
+    due = (
+        Delivery.objects.filter(
+            channel=Delivery.Channel.PUSH,
+            purpose__in=NOTIFYING,
+            created_at__lte=now - dt.timedelta(seconds=after),
+            ask__status=Ask.Status.PENDING,
+            ask__expires_at__gt=now,
+            recipient__is_active=True,
+        )
+        .exclude(recipient__email="")
+        .filter(~Exists(pushes.filter(acked_at__isnull=False)), ~Exists(mailed))
+        .select_related("ask", "recipient")
+        .order_by("pk")
+    )
+    rows: dict[tuple[uuid.UUID, int], Delivery] = {}
+    for pushed in due[:FALLBACK_BATCH]:
+        person = pushed.recipient
+        assert person is not None  # filtered on
+        rows.setdefault(
+            (pushed.ask_id, person.pk),
+            _row(pushed.ask, Purpose.FALLBACK, Delivery.Channel.EMAIL, person.email, now, person),
+        )
+    Delivery.objects.bulk_create(list(rows.values()), ignore_conflicts=True)
+    return len(rows)
+
+
+FALLBACK_BATCH: Final = 500
+"""Push rows one pass looks at for fallbacks (the rest wait for the next pass)."""
+CLOSE_BATCH: Final = 500
+"""Devices one pass plans closing pushes for (the rest wait for the next pass)."""
+
+
+def close_ended() -> int:
+    """Plan a closing push to every device that was pushed an ask that has since ended.
+
+    The closing push carries the ask's tag, so the device closes the notification wherever it
+    is still shown. Returns how many were planned.
+    """
+    closed = Delivery.objects.filter(
+        ask=OuterRef("ask"), device=OuterRef("device"), purpose=Purpose.CLOSED
+    )
+    opened = (
+        Delivery.objects.filter(
+            channel=Delivery.Channel.PUSH, purpose__in=NOTIFYING, state=Delivery.State.SENT
+        )
+        .exclude(device__isnull=True)
+        .exclude(ask__status=Ask.Status.PENDING)
+        .filter(~Exists(closed))
+        .select_related("ask", "device", "recipient")
+        .order_by("pk")
+    )
+    now = timezone.now()
+    rows: dict[tuple[uuid.UUID, int], Delivery] = {}
+    for sent in opened[:CLOSE_BATCH]:
+        device = sent.device
+        assert device is not None  # filtered on
+        rows.setdefault(
+            (sent.ask_id, device.pk),
+            _row(
+                sent.ask,
+                Purpose.CLOSED,
+                Delivery.Channel.PUSH,
+                device.endpoint,
+                now,
+                sent.recipient,
+                device=device,
+            ),
+        )
+    Delivery.objects.bulk_create(list(rows.values()), ignore_conflicts=True)
+    return len(rows)

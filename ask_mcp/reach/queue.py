@@ -27,9 +27,9 @@ from django.urls import reverse
 from django.utils import timezone
 
 from ask_mcp import conf
-from ask_mcp.models import Ask, Delivery
+from ask_mcp.models import Ask, Delivery, PushDevice
 from ask_mcp.ops import metrics
-from ask_mcp.reach import digest, mail, targets, webhooks
+from ask_mcp.reach import digest, mail, push, targets, webhooks
 
 logger = logging.getLogger("ask_mcp.reach.queue")
 
@@ -49,6 +49,8 @@ class Outcome:
     state: str
     error: str = ""
     status: int | None = None
+    gone: bool = False
+    """The push service said the device's subscription no longer exists."""
 
 
 def _due(now: dt.datetime) -> Q:
@@ -71,7 +73,14 @@ def claim(now: dt.datetime, limit: int = BATCH) -> list[Delivery]:
             state=State.SENDING, claim=mark, lease_until=now + LEASE, attempts=F("attempts") + 1
         )
     claimed = Delivery.objects.filter(claim=mark, state=State.SENDING).select_related(
-        "ask", "ask__reach", "ask__asked_by", "recipient", "webhook", "ask__reach__escalated_team"
+        "ask",
+        "ask__reach",
+        "ask__asked_by",
+        "ask__answered_by",
+        "recipient",
+        "webhook",
+        "device",
+        "ask__reach__escalated_team",
     )
     return list(claimed.select_related("ask__reach__escalated_user"))
 
@@ -79,10 +88,13 @@ def claim(now: dt.datetime, limit: int = BATCH) -> list[Delivery]:
 def send(delivery: Delivery) -> Outcome:
     """One try of `delivery` (blocking: SMTP or HTTP); no database access."""
     ask = delivery.ask
-    if not ask.awaits_browser_answer:
+    closing = delivery.purpose == Delivery.Purpose.CLOSED  # sent because the ask ended
+    if not closing and not ask.awaits_browser_answer:
         return Outcome(State.SKIPPED, f"the ask was {ask.status} before this was sent")
     try:
         base = link_base(ask)
+        if delivery.channel == Delivery.Channel.PUSH:
+            return _push(delivery, base)
         if delivery.channel == Delivery.Channel.EMAIL:
             mail.message(delivery, base).send()
             return Outcome(State.SENT)
@@ -99,6 +111,8 @@ def send(delivery: Delivery) -> Outcome:
         return Outcome(State.FAILED, f"refused: {exc}")  # retrying would be refused again
     except NoOrigin as exc:
         return Outcome(State.FAILED, str(exc))
+    except push.PushGone as exc:
+        return Outcome(State.FAILED, f"the subscription is gone ({exc}): device removed", gone=True)
     except webhooks.PostFailed as exc:
         return Outcome(State.RETRYING, str(exc), exc.status)
     except (smtplib.SMTPException, OSError, ValueError) as exc:
@@ -110,6 +124,75 @@ def send(delivery: Delivery) -> Outcome:
 
 class NoOrigin(Exception):
     """PUBLIC_URL is unset: no link can be sent (the checks and the webhook form refuse this)."""
+
+
+def _push(delivery: Delivery, base: str) -> Outcome:
+    """One try of a push to its device: the question (or its closing), encrypted to the device."""
+    device = delivery.device
+    if device is None:
+        return Outcome(State.SKIPPED, "the device was removed before this was sent")
+    ask = delivery.ask
+    payload = push_payload(delivery, base)
+    # A question is worth delivering until it expires; a closing only while its question may
+    # still be waiting at the push service (the same span, from now).
+    ttl = int((ask.expires_at - timezone.now()).total_seconds())
+    if delivery.purpose == Delivery.Purpose.CLOSED:
+        ttl = int((ask.expires_at - ask.created).total_seconds())
+    subscription = push.Subscription(device.endpoint, device.p256dh, device.auth)
+    status = push.send(subscription, payload, purpose=delivery.purpose, ttl=ttl, topic=ask.id.hex)
+    return Outcome(State.SENT, status=status)
+
+
+def push_payload(delivery: Delivery, base: str) -> dict[str, object]:
+    """What the service worker gets (encrypted): what to show, where to open, how to acknowledge.
+
+    `tag` is the ask's id: the device shows one notification per ask, and the closing push
+    (`kind` "closed") closes it.
+    """
+    ask = delivery.ask
+    common: dict[str, object] = {
+        "tag": ask.id.hex,
+        "url": _page(base, ask),
+        "ack": {"url": reverse("ask_mcp:push_ack"), "token": push.ack_token(delivery.pk)},
+    }
+    if delivery.purpose == Delivery.Purpose.MORE:
+        return {
+            **common,
+            "kind": "more",
+            "tag": "askserver-more",
+            "url": base.rstrip("/") + reverse("ask_mcp:inbox"),
+            "title": "More questions are waiting",
+            "body": "You were sent many questions this hour; your inbox lists them all.",
+        }
+    if delivery.purpose == Delivery.Purpose.CLOSED:
+        who = ask.answered_by.get_username() if ask.answered_by is not None else ""
+        ended = push.ended_words(ask.status, who)
+        return {**common, "kind": "closed", "title": "Question closed", "body": ended}
+    first = (ask.message.strip().splitlines() or [""])[0]
+    title = mail.SUBJECTS[delivery.purpose].format(
+        asker=mail.asker(ask), first="", fallback=_ask_fields(ask).get("fallback", "")
+    )
+    shown: dict[str, object] = {
+        **common,
+        "kind": "ask",
+        "title": title.rstrip(": —"),
+        "body": first[: push.BODY_CHARS],
+    }
+    if delivery.recipient_id is not None and (options := push.quick_answers(ask.schema)):
+        expires = ask.expires_at.timestamp()
+        shown["answer_url"] = reverse("ask_mcp:push_answer")
+        shown["actions"] = [
+            {
+                "action": f"answer-{index}",
+                "title": label,
+                "token": push.answer_token(
+                    push.QuickAnswer(ask.id.hex, delivery.recipient_id, name, value, label),
+                    expires,
+                ),
+            }
+            for index, (name, label, value) in enumerate(options)
+        ]
+    return shown
 
 
 def link_base(ask: Ask) -> str:
@@ -165,6 +248,12 @@ def record(delivery: Delivery, outcome: Outcome, now: dt.datetime) -> str:
     Delivery.objects.filter(pk=delivery.pk, claim=delivery.claim, state=State.SENDING).update(
         state=state, **fields
     )
+    if delivery.device_id is not None:
+        devices = PushDevice.objects.filter(pk=delivery.device_id)
+        if outcome.gone:
+            devices.delete()  # RFC 8030 7.3: the push service will never deliver to it again
+        elif state == State.SENT:
+            devices.update(last_sent_at=now)
     if state in (State.RETRYING, State.FAILED):
         metrics.notification_failed(delivery.channel)
         # Only a webhook's host: a chat webhook's path is its secret (hooks.slack.com/services/…).

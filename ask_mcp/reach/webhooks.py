@@ -132,9 +132,20 @@ def post(target: Target, body: bytes, *, secret: str, delivery_id: int) -> int:
         SIGNATURE_HEADER: signature(secret, body, int(time.time())),
         DELIVERY_HEADER: str(delivery_id),
     }
+    return post_raw(target, body, headers)
+
+
+def post_raw(target: Target, body: bytes, headers: Mapping[str, str]) -> int:
+    """POST `body` with `headers` once to the vetted `target`; the HTTP status on a 2xx.
+
+    What :func:`post` does after signing; Web Push posts its encrypted bodies through it too.
+
+    Raises:
+        PostFailed: the connection failed, timed out, or the answer was not a 2xx.
+    """
     connection = _connection(target)
     try:
-        connection.request("POST", target.path, body=body, headers=headers)
+        connection.request("POST", target.path, body=body, headers=dict(headers))
         response = connection.getresponse()
         response.read(64 * 1024)
     except (OSError, http.client.HTTPException) as exc:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -192,3 +193,24 @@ class TaskRows:
 
 
 __all__ = ["TaskRows", "purge_tasks"]
+
+
+def note_status(ask_id: uuid.UUID, message: str) -> int:
+    """Say `message` as the statusMessage of the open tasks of `ask_id` (who has seen its
+    question); returns how many were changed.
+
+    Through the one update path (:func:`_save`, `updated` bumped), so whatever tells a poll
+    that a task changed tells it this too, and a poll that finds nothing changed reads nothing
+    more for it.
+    """
+    changed = 0
+    for task_id in (
+        Task.objects.filter(ask_id=ask_id).exclude(status__in=TERMINAL).values_list("id", flat=True)
+    ):
+        task = _load(task_id)
+        if task is None or task.status_message == message:
+            continue
+        task.status_message = message
+        task.updated_at = time.time()
+        changed += _save(task)
+    return changed

@@ -93,6 +93,7 @@ class RefusalCounter(Protocol):
         ...
 
 
+@runtime_checkable
 class AskWithdrawals(Protocol):
     """The record's withdrawal of an ask, decided against every other decision in one write."""
 

@@ -213,6 +213,19 @@ class AskItem:
         return ""
 
     @property
+    def seen_by(self) -> str:
+        """Who has seen the ask, for its card: "carol 2 minutes ago, dave just now"; empty when
+        nobody has, or when the looks were not read with the ask (listing.as_shown)."""
+        looks = getattr(self.ask, "seen_events", None) or []
+        said = []
+        for look in looks:
+            who = look.actor.get_username() if look.actor is not None else "someone"
+            elapsed = timezone.now() - look.at
+            ago = "just now" if elapsed.total_seconds() < 60 else f"{timesince(look.at)} ago"
+            said.append(f"{who} {ago}")
+        return ", ".join(said)
+
+    @property
     def asked_ago(self) -> str:
         elapsed = timezone.now() - self.ask.created
         if elapsed.total_seconds() < 60:

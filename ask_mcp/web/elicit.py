@@ -15,10 +15,11 @@ refuses to start (ask_mcp.E034).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import uuid
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from django.core.exceptions import ImproperlyConfigured
 from django.urls import reverse
@@ -55,27 +56,49 @@ async def ask_in_browser(question: Question, ctx: Context) -> Mapping[str, Any]:
         except Exception:  # a notification problem must never cost the question
             logger.exception("could not start the notifications of ask %s", question.id)
     heartbeat = None
+    seen: asyncio.Queue[str] = asyncio.Queue()
     if ctx.progress_token is not None:
         url = answer_url(question.id)
-        heartbeat = asyncio.ensure_future(_report_waiting(ctx, url))
+        relay.add_handler(SEEN_MESSAGE, _on_seen)
+        _watching.setdefault(question.id, set()).add(seen)
+        heartbeat = asyncio.ensure_future(_report_waiting(ctx, url, seen))
     try:
         return await relay.wait_settled(question.id)
     finally:
         if heartbeat is not None:
             heartbeat.cancel()
+            watchers = _watching.get(question.id, set())
+            watchers.discard(seen)
+            if not watchers:
+                _watching.pop(question.id, None)
 
 
-async def _report_waiting(ctx: Context, url: str | None) -> None:
-    """Progress now and every KEEPALIVE_SECONDS, so idle timers reset and the person sees the URL
-    (without PUBLIC_URL, where: the inbox, with no link)."""
+SEEN_MESSAGE: Final = "ask.seen"
+"""The relay message the inbox sends the worker holding an ask when someone has seen it."""
+_watching: dict[str, set[asyncio.Queue[str]]] = {}
+"""The progress reports of this worker's held calls, by ask: where "seen" words go."""
+
+
+def _on_seen(message: dict[str, Any]) -> None:
+    for watcher in _watching.get(str(message.get("ask", "")), ()):
+        watcher.put_nowait(str(message.get("words", "")))
+
+
+async def _report_waiting(ctx: Context, url: str | None, seen: asyncio.Queue[str]) -> None:
+    """Progress now and every KEEPALIVE_SECONDS, so idle timers reset and the person sees the
+    URL (without PUBLIC_URL, where: the inbox, with no link); at once when someone has seen the
+    question, saying who ("Seen by alice at 14:02 UTC; not answered yet."), as the task's
+    statusMessage does."""
     interval = conf.values().keepalive_seconds
-    text = f"Waiting for an answer at {url}" if url else "Waiting for an answer in the inbox"
+    words = f"Waiting for an answer at {url}" if url else "Waiting for an answer in the inbox"
     beat = 0
     try:
         while True:
             beat += 1  # progress must increase with every notification
-            await ctx.report_progress(beat, message=text)
-            await asyncio.sleep(interval)
+            await ctx.report_progress(beat, message=words)
+            with contextlib.suppress(TimeoutError):
+                said = await asyncio.wait_for(seen.get(), timeout=interval)
+                words = f"{said} Answer at {url}" if url else f"{said} Answer in the inbox."
     except asyncio.CancelledError:
         raise
     except Exception:  # a broken stream ends the reports, never the wait

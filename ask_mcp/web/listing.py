@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from typing import Final
 from urllib.parse import urlencode
 
-from django.db.models import Q
+from django.db.models import Prefetch, Q
 
-from ask_mcp.models import Ask, AskQuerySet
+from ask_mcp.models import Ask, AskEvent, AskQuerySet
 
 INBOX_LIMIT: Final = 20
 """Cards an inbox draws at most, soonest expiry first (about two phone screens of folded cards;
@@ -83,5 +83,11 @@ def inbox_asks(asks: AskQuerySet, filters: Filters) -> AskQuerySet:
 
 
 def as_shown(asks: AskQuerySet) -> AskQuerySet:
-    """Asks with everything a card names read in the same query (people, and the team's name)."""
-    return asks.with_people().select_related("team")
+    """Asks with everything a card names read in the same query (people, and the team's name),
+    and who has seen each in one more (the card's "seen by")."""
+    looks = AskEvent.objects.filter(kind=AskEvent.Kind.SEEN).select_related("actor").order_by("at")
+    return (
+        asks.with_people()
+        .select_related("team")
+        .prefetch_related(Prefetch("events", queryset=looks, to_attr="seen_events"))
+    )

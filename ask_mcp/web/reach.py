@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Final
 
 from asgiref.sync import sync_to_async
+from channels.db import database_sync_to_async
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
 from django.contrib.auth.views import redirect_to_login
@@ -23,8 +24,8 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from ask_mcp import conf
 from ask_mcp.models import ReachPreference
-from ask_mcp.reach import links
-from ask_mcp.web import account, browsers
+from ask_mcp.reach import links, push
+from ask_mcp.web import account, browsers, phone
 
 LINK_PROBLEMS: Final = {
     "invalid": (
@@ -75,8 +76,9 @@ def _problem(request: HttpRequest, problem: str) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 async def reach_settings(request: HttpRequest) -> HttpResponse:
-    """The signed-in person's settings: whether to be mailed, their address (changed only
-    through a mailed link, :mod:`ask_mcp.web.account`), and the browsers they are signed in on."""
+    """The signed-in person's settings: whether to be mailed or pushed, away, their address
+    (changed only through a mailed link, :mod:`ask_mcp.web.account`), their devices and the
+    browsers they are signed in on."""
     user = await request.auser()
     request.user = user
     assert isinstance(user, User)  # login_required
@@ -90,6 +92,7 @@ async def reach_settings(request: HttpRequest) -> HttpResponse:
     elif request.method == "POST":
         said, error = await _save(request, user, choice)
     context = {
+        "away_until": request.POST.get("away_until", "") if error else phone.away_value(choice),
         "choice": choice,
         "email": request.POST.get("email", user.email) if error else user.email,
         "pending": await sync_to_async(account.pending_for)(user),
@@ -98,6 +101,7 @@ async def reach_settings(request: HttpRequest) -> HttpResponse:
         "password_change": _url_of("password_change"),
         "said": said,
         "error": error,
+        **await database_sync_to_async(phone.settings_context)(user, request),
     }
     return render(request, "ask_mcp/settings.html", context, status=400 if error else 200)
 
@@ -112,6 +116,9 @@ def _url_of(name: str) -> str | None:
 
 async def _save(request: HttpRequest, user: User, choice: ReachPreference) -> tuple[str, str]:
     """The settings form's POST: (what was done, what was refused)."""
+    away_until, refused = phone.read_away(request.POST.get("away_until", ""))
+    if refused:
+        return "", refused
     email = request.POST.get("email", "").strip()
     if email and email != user.email:
         try:
@@ -123,8 +130,11 @@ async def _save(request: HttpRequest, user: User, choice: ReachPreference) -> tu
             await sync_to_async(account.ask_for_change)(request, user, email, password)
         except account.ChangeRefused as refused:
             return "", str(refused)
+    choice.away_until = away_until
     choice.email_asks = request.POST.get("email_asks") == "on"
     choice.email_reminders = request.POST.get("email_reminders") == "on"
+    if push.enabled():  # the box is only drawn then
+        choice.push = request.POST.get("push") == "on"
     await choice.asave()
     if email and email != user.email:
         return (

@@ -501,6 +501,8 @@ async def test_progress_notifications_tell_the_client_where_to_answer(
         await page.get_by_label("answer").fill("here")
         await page.get_by_role("button", name="Send answer").click()
         final = await _next_message(lines)
+        while "id" not in final:  # progress: the page was seen ("Seen by … at …", phone.md)
+            final = await _next_message(lines)
     assert final["result"]["content"] == [{"type": "text", "text": '{"answer":"here"}'}]
 
 

@@ -32,6 +32,11 @@ cases live beside the attack they belong to, each with its exact answer:
 - tests/interaction/test_account.py: an email change without the current password, refused
   with "Your current password is needed"; a spent confirmation link, "There is no address
   change waiting"; /accounts/password_reset/, 404.
+- tests/interaction/test_push.py: a forged push acknowledgement, 400 "not an acknowledgement this
+  server signed"; a forged or expired answer button's token, 400 "This button has expired; open
+  the inbox."; a GET of the answer URL, 405; a subscription missing a key, 400 naming the three it
+  needs; keys that are not a P-256 key and an auth secret, 400 saying so; one without the CSRF token, 403; another person's device, 404; an endpoint on a metadata
+  address, 400 naming it (the SSRF guard).
 - tests/interaction/test_daphne_limits.py: a body declared or chunked past MAX_BODY_BYTES, 413
   before the body is read; headers not complete within HEADER_TIMEOUT_SECONDS, 408; connections
   past MAX_CONNECTIONS_PER_ADDRESS, 503.

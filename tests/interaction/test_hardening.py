@@ -279,7 +279,7 @@ def test_var_and_everything_in_it_is_owner_only_as_make_run_leaves_it(
         str(path.relative_to(tmp_path)): oct(stat.S_IMODE(path.stat().st_mode))
         for path in [var, *var.rglob("*")]
     }
-    assert {"var/db.sqlite3", "var/secret_key"} <= set(modes)
+    assert {"var/db.sqlite3", "var/secret_key", "var/vapid_private_key"} <= set(modes)
     assert modes == {name: "0o700" if (tmp_path / name).is_dir() else "0o600" for name in modes}, (
         modes
     )

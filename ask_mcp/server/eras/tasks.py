@@ -92,8 +92,9 @@ POLL_INTERVAL_MS: Final = 2_000
 INBOX_WAIT: Final = "Waiting for a person to answer in the askserver inbox."
 """The statusMessage of a record task whose client cannot show the form."""
 PEOPLE_WAIT: Final = (
-    "Waiting for a person to answer in the askserver inbox: this token's asks go to people "
-    "only, so the client is not offered the form."
+    "Waiting for a person to answer in the askserver inbox (its page, a mailed link or a "
+    "notification's buttons): this token's asks go to people only, so the client is not offered "
+    "the form."
 )
 """The statusMessage of a people-only caller's record task, whatever its client shows."""
 
