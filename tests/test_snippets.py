@@ -265,6 +265,7 @@ def test_the_readme_and_the_user_ask_page_show_the_same_call() -> None:
 
 @pytest.mark.parametrize("block", of_kind("url elicitation"))
 def test_a_url_mode_request_shown_is_a_valid_elicitation_request(block: Block) -> None:
+    from django.test import override_settings
     from mcp_types import ElicitRequestURLParams
 
     from ask_mcp.web.elicit import answer_url
@@ -272,8 +273,9 @@ def test_a_url_mode_request_shown_is_a_valid_elicitation_request(block: Block) -
     params = block.json()["params"]
     ElicitRequestURLParams.model_validate({**params, "elicitationId": "e1"})
     ask_id = "3f2c9e0a-4b1d-4e6f-8a7b-5c3d2e1f0a9b"
-    url = answer_url(ask_id, "http://127.0.0.1:8000/")
-    assert url.replace(ask_id, "<id>") == params["url"]
+    with override_settings(ASK_MCP={"PUBLIC_URL": "http://127.0.0.1:8000/"}):
+        url = answer_url(ask_id)
+    assert url is not None and url.replace(ask_id, "<id>") == params["url"]
 
 
 # ---------------------------------------------------------------- configurations

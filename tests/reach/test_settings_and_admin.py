@@ -207,7 +207,8 @@ def test_a_staff_member_with_only_the_webhook_rights_subscribes_only_to_her_team
     me = User.objects.get(username="mallory")
     add = "/admin/ask_mcp/webhook/add/"
     hook = "http://127.0.0.1:9000/hook"
-    with override_settings(ASK_MCP={"ALLOW_PRIVATE_WEBHOOKS": True}):
+    settings = {"ALLOW_PRIVATE_TARGETS": True, "PUBLIC_URL": "https://ask.example.com"}
+    with override_settings(ASK_MCP=settings):
         for target in ({"team": payroll.pk}, {"user": other.pk}):
             page = mallory.post(add, {"url": hook, **target, **WEBHOOK_INLINES})
             assert page.status_code == 200 and "Select a valid choice" in page.content.decode()
