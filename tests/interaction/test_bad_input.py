@@ -29,7 +29,7 @@ cases live beside the attack they belong to, each with its exact answer:
 - tests/interaction/test_own_address.py: a tools/call whose Host names another port, 421 before
   anyone is told of the ask; the inbox socket with such a Host, 403; an agent's Markdown link to
   another port of the server's host, or protocol-relative, shown as text.
-- tests/interaction/test_account.py: an email change without the current password, refused
+- tests/browser/test_account.py: an email change without the current password, refused
   with "Your current password is needed"; a spent confirmation link, "There is no address
   change waiting"; /accounts/password_reset/, 404.
 - tests/interaction/test_push.py: a forged push acknowledgement, 400 "not an acknowledgement this

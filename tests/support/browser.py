@@ -40,7 +40,7 @@ WEB_CONFIG: Final[dict[str, Any]] = {
 a short grace for asks whose client left (the durability tests keep the default 10 minutes);
 its MCP clients connect anonymously from loopback (the routing tests use tokens), and its
 webhooks may reach the tests' receivers on loopback. A refusal in the inbox is told at once
-(no undo window): the undo tests (tests/interaction/test_inbox_undo.py) turn it on."""
+(no undo window): the undo tests (tests/browser/test_inbox_undo.py) turn it on."""
 
 expect.set_options(timeout=10_000)
 
