@@ -1,17 +1,18 @@
-"""Database models of ask_mcp: asks and their history, sessions, tokens, webhooks, reaching people; rows, not decisions.
+"""Database models of ask_mcp: asks and their history, sessions, tokens, tasks, and the modules beside them; rows, not decisions.
 
-Every question put to a person (Ask, AskEvent), initialize-era sessions, bearer tokens,
-webhooks, people's signed-in browsers and confirmed addresses (:mod:`ask_mcp.models.people`),
-and how people are reached (each person's choices, each team's escalation, each
-ask's reminder and escalation, every delivery of a notification). Deciding an ask is :mod:`ask_mcp.records`'; how a principal or a
-team is written is :mod:`ask_mcp.team.auth`'s.
+Here: every question put to a person (Ask, AskEvent), initialize-era sessions, bearer tokens
+and tasks. Beside it, each a concept of its own: webhooks (:mod:`ask_mcp.models.webhooks`), how
+people are reached (:mod:`ask_mcp.models.reach`: choices, escalations, devices, every delivery),
+people's signed-in browsers and confirmed addresses (:mod:`ask_mcp.models.people`), decisions
+held for an undo window (:mod:`ask_mcp.models.held`) and asks refused by a limit
+(:mod:`ask_mcp.models.limits`). Deciding an ask is :mod:`ask_mcp.records`'; how a principal or
+a team is written is :mod:`ask_mcp.team.auth`'s.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import math
-import secrets
 from typing import TYPE_CHECKING, Any, Final
 
 from django.conf import settings
@@ -474,77 +475,6 @@ def revoked_tokens() -> models.QuerySet[Any, Any]:
     )
 
 
-def new_webhook_secret() -> str:
-    """A webhook's signing secret: 256 random bits, URL-safe (the receiver pastes it)."""
-    return "whsec_" + secrets.token_urlsafe(32)
-
-
-class Webhook(models.Model):
-    """Where to announce new questions for a person or a team (a Slack-compatible incoming webhook)."""
-
-    user = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.CASCADE,
-        null=True,
-        blank=True,
-        related_name="mcp_webhooks",
-        help_text="Announce questions addressed to this person…",
-    )
-    team = models.ForeignKey(
-        "auth.Group",
-        on_delete=models.CASCADE,
-        null=True,
-        blank=True,
-        related_name="mcp_webhooks",
-        help_text="…or to this team.",
-    )
-    url = models.URLField(max_length=500, help_text="An http(s) URL that accepts a JSON POST.")
-    secret = models.CharField(
-        max_length=100,
-        default=new_webhook_secret,
-        help_text="Signs every delivery (the Askserver-Signature header); the receiver keeps a copy.",
-    )
-    active = models.BooleanField(default=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        constraints = [
-            models.CheckConstraint(
-                condition=models.Q(user__isnull=False, team__isnull=True)
-                | models.Q(user__isnull=True, team__isnull=False),
-                name="ask_mcp_webhook_user_xor_team",
-            )
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.user or self.team} → {self.url}"
-
-
-class WebhookDelivery(models.Model):
-    """One announcement of one question to one webhook (before Delivery held them all); kept for history."""
-
-    class Status(models.TextChoices):
-        PENDING = "pending"
-        DELIVERED = "delivered"
-        FAILED = "failed"
-
-    webhook = models.ForeignKey(Webhook, on_delete=models.CASCADE, related_name="deliveries")
-    ask_id = models.CharField(max_length=32, db_index=True)
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
-    attempts = models.PositiveSmallIntegerField(default=0)
-    response_status = models.PositiveSmallIntegerField(null=True, blank=True)
-    last_error = models.TextField(blank=True, default="")
-    created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        verbose_name_plural = "webhook deliveries"
-        ordering = ["-created_at"]
-
-    def __str__(self) -> str:
-        return f"{self.ask_id[:8]} → {self.webhook.url} ({self.status})"
-
-
 class Task(models.Model):
     """A task of the MCP Tasks extension (ask_mcp.server.eras.tasks); `state` holds the rest of it."""
 
@@ -562,8 +492,8 @@ class Task(models.Model):
         return f"task {self.id[:8]} of {self.tool} ({self.status})"
 
 
-# How people are reached, their browsers and email changes, decisions held for an undo window
-# and asks refused by a limit live in their own modules; imported here so Django registers them
+# Webhooks, how people are reached, their browsers and email changes, decisions held for an undo
+# window and asks refused by a limit live in their own modules; imported here so Django registers them
 # with the app (last: they refer to the models above).
 from ask_mcp.models.held import HeldDecision  # noqa: E402
 from ask_mcp.models.limits import RefusedAsks  # noqa: E402
@@ -575,6 +505,7 @@ from ask_mcp.models.reach import (  # noqa: E402
     PushDevice,
     ReachPreference,
 )
+from ask_mcp.models.webhooks import Webhook, WebhookDelivery, new_webhook_secret  # noqa: E402
 
 __all__ = [
     "ANSWER_EVERY_ASK",
