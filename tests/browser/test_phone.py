@@ -262,11 +262,18 @@ async def test_the_inbox_installs_and_a_pushed_question_is_shown_acknowledged_an
         if reached:
             break
     assert reached == [[erin.username, "Erin's phone"]]
+    await page.goto("/")  # the card says where the push got to, beside who has seen it
+    shown_card = await open_card(page, message)
+    await expect(shown_card.locator(".reached")).to_have_text(
+        re.compile(rf"Erin's phone \({erin.username}\) (just now|\d+\s+minutes? ago)")
+    )
+    await assert_accessible(page, "an inbox card at phone size saying where its push got to")
     shown = await shown_until(page, lambda found: len(found) == 1)
     assert shown == [
         {"title": pushed["title"], "body": message, "tag": pushed["tag"], "actions": []}
     ]
-    assert pushed["title"].startswith(f"Question from {crew.alice.username} via ")
+    # The asker as the mail names it since the inbox's second round: the agent, for whom.
+    assert re.fullmatch(rf"Question from \S+ for {crew.alice.username}\b.*", pushed["title"])
     assert service.of(device)[0].vapid == "ok"
 
     async with signed_in_http(server, erin) as session:
