@@ -226,6 +226,22 @@ class AskItem:
         return ", ".join(said)
 
     @property
+    def reached(self) -> str:
+        """Which devices a push of the ask got to, for its card: "Erin's phone (erin) 1 minute
+        ago"; each device once, at its latest; empty when none did, or when the acknowledgements
+        were not read with the ask (listing.as_shown)."""
+        latest: dict[tuple[str, str], Any] = {}
+        for event in getattr(self.ask, "reached_events", None) or []:  # oldest first
+            who = person(event.actor) if event.actor is not None else "someone"
+            latest[(event.actor_label or "a device", who)] = event.at
+        said = []
+        for (device, who), at in latest.items():
+            elapsed = timezone.now() - at
+            ago = "just now" if elapsed.total_seconds() < 60 else f"{timesince(at)} ago"
+            said.append(f"{device} ({who}) {ago}")
+        return ", ".join(said)
+
+    @property
     def asked_ago(self) -> str:
         elapsed = timezone.now() - self.ask.created
         if elapsed.total_seconds() < 60:

@@ -84,10 +84,15 @@ def inbox_asks(asks: AskQuerySet, filters: Filters) -> AskQuerySet:
 
 def as_shown(asks: AskQuerySet) -> AskQuerySet:
     """Asks with everything a card names read in the same query (people, and the team's name),
-    and who has seen each in one more (the card's "seen by")."""
+    and who has seen each in one more (the card's "seen by"), and which devices a push reached in
+    another (its "reached")."""
     looks = AskEvent.objects.filter(kind=AskEvent.Kind.SEEN).select_related("actor").order_by("at")
+    pushes = AskEvent.objects.filter(kind=AskEvent.Kind.REACHED).select_related("actor")
     return (
         asks.with_people()
         .select_related("team")
-        .prefetch_related(Prefetch("events", queryset=looks, to_attr="seen_events"))
+        .prefetch_related(
+            Prefetch("events", queryset=looks, to_attr="seen_events"),
+            Prefetch("events", queryset=pushes.order_by("at"), to_attr="reached_events"),
+        )
     )
