@@ -21,6 +21,7 @@ from django.utils.timesince import timesince
 
 from ask_mcp.models import Ask, AskEvent, AskReach, Delivery, HeldDecision
 from ask_mcp.protocol.forms import FieldError
+from ask_mcp.reach.plan import nobody_else_words
 from ask_mcp.web.formfields import FormField, Submitted, build_fields, show_answer
 from ask_mcp.web.markdown import plain_title, render_markdown
 from ask_mcp.web.naming import (
@@ -240,6 +241,19 @@ class AskItem:
             ago = "just now" if elapsed.total_seconds() < 60 else f"{timesince(at)} ago"
             said.append(f"{device} ({who}) {ago}")
         return ", ".join(said)
+
+    @property
+    def nobody_else(self) -> str:
+        """While the ask waits on a person who is away and its team has no escalation: that
+        nobody else is offered it (plan.nobody_else_words); empty otherwise, or when it was not
+        read with the ask (listing.as_shown)."""
+        ask = self.ask
+        until = getattr(ask, "away_until", None)
+        if not ask.is_pending or until is None or until <= timezone.now():
+            return ""
+        if getattr(ask, "escalates", True) or ask.asked_by is None:
+            return ""
+        return nobody_else_words(ask.asked_by.get_username(), until, team_name(ask) or None)
 
     @property
     def asked_ago(self) -> str:

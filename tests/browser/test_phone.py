@@ -12,6 +12,7 @@ to the browser would; the service worker does the rest.
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import json
 import queue
 import re
@@ -360,3 +361,56 @@ async def test_a_person_unfolding_a_card_is_told_to_the_agent_in_the_tasks_statu
         finally:
             await page.context.close()
     await tasks.cancel(task["taskId"])
+
+
+async def test_away_set_from_the_inbox_with_no_escalation_says_nobody_else_is_offered_it(
+    server: LiveServer, crew: Crew, browser: Browser
+) -> None:
+    asker = await signed_in(browser, server, crew.alice, **PHONE)
+    answerer = await signed_in(browser, server, crew.carol, **PHONE, color_scheme="dark")
+    call: asyncio.Task[Any] | None = None
+    try:
+        await asker.locator(".away-fold summary").click()
+        until = (dt.datetime.now(dt.UTC) + dt.timedelta(hours=2)).strftime("%Y-%m-%dT%H:%M")
+        await asker.get_by_label("Away until (UTC)").fill(until)
+        await asker.get_by_role("button", name="Set away").click()
+        await expect(asker.locator(".away-fold summary")).to_contain_text("You are away until")
+        await assert_accessible(asker, "the inbox at phone size while away")
+
+        message = f"Renew the certificate? [{crew.tag}-away]"
+        call = asyncio.create_task(ask(server, crew.token, message))
+        words = (
+            f"{crew.alice.username} is away until {until.replace('T', ' ')} UTC and team "
+            f"{crew.team} has no escalation: nobody else is offered it"
+        )
+        shown = await open_card(answerer, message)
+        await expect(shown.locator(".nobody-else")).to_have_text(words)
+        await assert_accessible(answerer, "a card at phone size (dark) offered to nobody else")
+        history: list[str] = []
+        for _ in range(40):  # bounded: the reach task's pass (every 0.2 s here) notes it once
+            history = shell(
+                server,
+                "import json; from ask_mcp.models import AskEvent;"
+                "print(json.dumps([e.actor_label for e in AskEvent.objects.filter("
+                f"ask__message={message!r}, kind='escalated')]))",
+            )
+            if history:
+                break
+        assert history == [f"nobody ({words})"]
+        await shown.get_by_role("link", name="Open on its own page").click()
+        await expect(answerer.locator(".history")).to_contain_text(f"to nobody ({words})")
+
+        await asker.get_by_role("button", name="I am back").click()
+        await expect(asker.locator(".away-fold summary")).to_have_text("Away")
+    finally:
+        if call is not None:
+            call.cancel()
+        server.manage(
+            "shell",
+            "-c",
+            "from ask_mcp.models import ReachPreference;"
+            f"ReachPreference.objects.filter(user__username={crew.alice.username!r})"
+            ".update(away_until=None)",
+        )
+        await asker.context.close()
+        await answerer.context.close()
