@@ -89,9 +89,11 @@ class InboxConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels i
     answering: dict[str, dict[str, tuple[str, float]]]
     """Who else is answering, by ask: their socket, their name and when it lapses (time.time)."""
     lapses: list[asyncio.TimerHandle]
+    drawn: dict[str, str]
+    """The presence line last sent for each card."""
 
     async def connect(self) -> None:
-        self.opened, self.answering, self.lapses = set(), {}, []
+        self.opened, self.answering, self.lapses, self.drawn = set(), {}, [], {}
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
             await self.close(code=CLOSE_UNAUTHORISED)
@@ -183,9 +185,11 @@ class InboxConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels i
         now = time.time()
         here = {k: v for k, v in self.answering.get(ask_hex, {}).items() if v[1] > now}
         self.answering[ask_hex] = here
-        if ask_hex in self.shown:
-            names = [name for name, _ in here.values()]
-            await self.send(text_data=presence.fragment(ask_hex, names))
+        said = presence.fragment(ask_hex, [name for name, _ in here.values()])
+        # A heartbeat that changes nothing sends nothing (one each 20 s per open card and viewer).
+        if ask_hex in self.shown and self.drawn.get(ask_hex) != said:
+            self.drawn[ask_hex] = said
+            await self.send(text_data=said)
 
     async def inbox_asked(self, event: dict[str, Any]) -> None:
         ask_hex = event["ask"]
@@ -199,6 +203,7 @@ class InboxConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels i
         html = await asyncio.shield(shared)
         if html:
             self.shown.add(ask_hex)
+            self.drawn.pop(ask_hex, None)  # a new card: its presence line is drawn afresh
             request = cards.socket_request(self.scope, self.user)
             await self.send(text_data=cards.with_csrf(html, request))
 
