@@ -414,3 +414,30 @@ async def test_away_set_from_the_inbox_with_no_escalation_says_nobody_else_is_of
         )
         await asker.context.close()
         await answerer.context.close()
+
+
+async def test_a_bad_away_from_the_inbox_is_refused_in_words_and_changes_nothing(
+    server: LiveServer, crew: Crew
+) -> None:
+    past = (dt.datetime.now(dt.UTC) - dt.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M")
+    async with signed_in_http(server, crew.dave) as dave:
+        for value, said in [
+            ("soon", "'soon' is not a date and time such as 2026-12-24T18:00 (UTC)."),
+            (past, "Choose when you are back: a time in the future (UTC)."),
+            ("", "Choose when you are back: a time in the future (UTC)."),
+        ]:
+            refused = await dave.client.post(
+                "/away/", data={"away_until": value, "csrfmiddlewaretoken": dave.csrf}
+            )
+            assert (refused.status_code, refused.text) == (400, said)
+        assert (await dave.client.get("/away/")).status_code == 405
+    async with httpx2.AsyncClient(base_url=server.base_url) as anonymous:
+        signed_out = await anonymous.post("/away/", data={"away_until": "2099-01-01T00:00"})
+        assert signed_out.status_code == 403  # no CSRF cookie: refused before the view
+    kept = shell(
+        server,
+        "import json; from ask_mcp.models import ReachPreference;"
+        "print(json.dumps([str(p.away_until) for p in ReachPreference.objects.filter("
+        f"user__username={crew.dave.username!r})]))",
+    )
+    assert kept == ["None"]
