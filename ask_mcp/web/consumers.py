@@ -11,8 +11,9 @@ a new ask is checked against the viewer's visibility and filters, noted shown an
 (each socket only puts its own CSRF token into the same bytes), and an ask that ended or
 changed is read and drawn once.
 
-An inbox also says which of its cards are unfolded (ask_mcp.web.presence): each socket passes
-that on to the others, and draws on its cards who else is answering them.
+An inbox also says which of its cards are unfolded, and an ask's page that it is open
+(ask_mcp.web.presence): each socket passes that on to the others, and an inbox draws on its
+cards who else is answering them.
 """
 
 from __future__ import annotations
@@ -133,8 +134,11 @@ class InboxConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels i
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         """An inbox says one of its cards was unfolded or folded; anything else is ignored."""
         said = presence.read(text_data)
-        if said is None or self.ask_id is not None or said[0] not in self.shown:
-            return  # only for cards drawn for this person: who may answer them
+        if said is None:
+            return
+        mine = self.ask_id.hex if self.ask_id is not None else None
+        if said[0] != mine and (mine is not None or said[0] not in self.shown):
+            return  # only for asks drawn for this person (checked on connect for a page)
         ask_hex, what = said
         if what == "open":
             self.opened.add(ask_hex)

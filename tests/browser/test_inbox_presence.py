@@ -1,4 +1,4 @@
-"""Who is answering, in real Chromium with two people: a card one of them unfolds says so on the other's card, live, and stops saying it when they fold it or leave.
+"""Who is answering, in real Chromium with two people: a card one of them unfolds (or the ask's page they open) says so on the other's card, live, and stops saying it when they fold it or leave.
 
 The presence goes over the inbox's own socket (ask_mcp.web.presence); nothing is stored, and a
 person never sees their own.
@@ -7,6 +7,7 @@ person never sees their own.
 from __future__ import annotations
 
 import json
+import uuid
 from typing import Any
 
 import pytest
@@ -66,6 +67,14 @@ async def test_a_card_unfolded_by_one_person_says_they_are_answering_on_the_othe
     await answerer.context.close()  # she leaves the page: her socket closes
     await expect(line).to_have_text("")
     await expect(card(late, message).locator(".presence")).to_have_text("")
+
+    # Her own page of the ask, open to answer, says it too; leaving it ends it.
+    ask_hex = await watched.get_attribute("data-ask")
+    assert ask_hex is not None
+    await second.goto(f"/asks/{uuid.UUID(ask_hex)}/")
+    await expect(line).to_have_text(f"{bea.username} is answering")
+    await second.goto("/")
+    await expect(line).to_have_text("")
 
     mine = await open_card(watcher, message)
     await mine.get_by_label("answer").fill("ops")

@@ -323,8 +323,8 @@
   }
 
   // ------------------------------------------------------------------ who is answering
-  // An unfolded card is said over the socket, so the others who may answer it see "alice is
-  // answering" on theirs. Said again every 20 s while it stays open: the server forgets it 45 s
+  // An unfolded card (or an ask's own page, open to answer) is said over the socket, so the
+  // others who may answer it see "alice is answering" on their cards. Said again every 20 s while it stays open: the server forgets it 45 s
   // after the last (ask_mcp.web.presence), and at once when it is folded or this page leaves.
 
   const PRESENCE_MS = 20000;
@@ -335,6 +335,8 @@
   }
 
   function openCards() {
+    const page = $(".ask-page[data-ask]");
+    if (page) return $("form.ask-form:not([hidden])", page) ? [page.dataset.ask] : []; // its own page
     return cards().filter((card) => $("details.fold", card)?.open).map((card) => card.dataset.ask);
   }
 
@@ -411,7 +413,6 @@
     openSockets.add(event.detail.event?.target);
     opened = true;
     stopPolling();
-    if (!list()) return; // an ask's own page says nothing of presence
     socket = event.detail.socketWrapper;
     for (const hex of openCards()) sayPresence(hex, true); // a new socket knows nothing yet
   });
