@@ -12,6 +12,7 @@ urlpatterns = [
     path("asks/<uuid:ask_id>/", views.ask_page, name="ask"),
     path("link/<str:token>/", reach.mail_link, name="link"),
     path("settings/", reach.reach_settings, name="settings"),
+    path("away/", reach.set_away, name="away"),
     path("settings/email/<str:token>/", account.confirm_email, name="confirm-email"),
     path("inbox/poll/", views.poll, name="poll"),
     path("mine/", views.mine, name="mine"),

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from django.contrib.auth.models import User
+from django.db import transaction
 from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 
@@ -246,7 +247,45 @@ def escalate_due(now: dt.datetime) -> list[Escalated]:
                 why = f"{who} is away until {until:%Y-%m-%d %H:%M} UTC"
             if (done := _escalate(ask_id, route, rule, now, why)) is not None:
                 escalated.append(done)
+    _note_nobody_else(now)
     return escalated
+
+
+def nobody_else_words(who: str, until: dt.datetime, team: str | None) -> str:
+    """Why an ask waits on a person who is away, offered to nobody else: the card's and the
+    history's one wording."""
+    rule = f"team {team} has no escalation" if team else "no team escalates it"
+    return f"{who} is away until {until:%Y-%m-%d %H:%M} UTC and {rule}: nobody else is offered it"
+
+
+def _note_nobody_else(now: dt.datetime) -> None:
+    """An ask addressed to a person who is away, whose team has no escalation to send it to, is
+    offered to nobody else: its history says so once, as an escalation to nobody. Nothing is
+    marked on the ask's reach, so an escalation added later still offers it at once."""
+    rules = Escalation.objects.filter(active=True, team_id=OuterRef("team_id"))
+    said = AskEvent.objects.filter(ask_id=OuterRef("pk"), kind=AskEvent.Kind.ESCALATED)
+    due = (
+        Ask.objects.pending()
+        .in_browser()
+        .filter(asked_by__reach_preference__away_until__gt=now, expires_at__gt=now)
+        .filter(~Exists(rules), ~Exists(said))
+    )
+    rows = due.values_list(
+        "id", "route", "asked_by__username", "asked_by__reach_preference__away_until", "team__name"
+    )
+    for ask_id, route, who, until, team in list(rows):
+        assert until is not None  # filtered on: away until after now
+        with transaction.atomic():  # two workers' passes: the ask's row lock lets one say it
+            Ask.objects.select_for_update().filter(pk=ask_id).first()
+            if AskEvent.objects.filter(ask_id=ask_id, kind=AskEvent.Kind.ESCALATED).exists():
+                continue
+            AskEvent.objects.create(
+                ask_id=ask_id,
+                kind=AskEvent.Kind.ESCALATED,
+                at=now,
+                actor_label=f"nobody ({nobody_else_words(who, until, team)})",
+                route=route,
+            )
 
 
 def _escalate(

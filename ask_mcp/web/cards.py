@@ -21,6 +21,7 @@ from django.utils.timesince import timesince
 
 from ask_mcp.models import Ask, AskEvent, AskReach, Delivery, HeldDecision
 from ask_mcp.protocol.forms import FieldError
+from ask_mcp.reach.plan import nobody_else_words
 from ask_mcp.web.formfields import FormField, Submitted, build_fields, show_answer
 from ask_mcp.web.markdown import plain_title, render_markdown
 from ask_mcp.web.naming import (
@@ -224,6 +225,35 @@ class AskItem:
             ago = "just now" if elapsed.total_seconds() < 60 else f"{timesince(look.at)} ago"
             said.append(f"{who} {ago}")
         return ", ".join(said)
+
+    @property
+    def reached(self) -> str:
+        """Which devices a push of the ask got to, for its card: "Erin's phone (erin) 1 minute
+        ago"; each device once, at its latest; empty when none did, or when the acknowledgements
+        were not read with the ask (listing.as_shown)."""
+        latest: dict[tuple[str, str], Any] = {}
+        for event in getattr(self.ask, "reached_events", None) or []:  # oldest first
+            who = person(event.actor) if event.actor is not None else "someone"
+            latest[(event.actor_label or "a device", who)] = event.at
+        said = []
+        for (device, who), at in latest.items():
+            elapsed = timezone.now() - at
+            ago = "just now" if elapsed.total_seconds() < 60 else f"{timesince(at)} ago"
+            said.append(f"{device} ({who}) {ago}")
+        return ", ".join(said)
+
+    @property
+    def nobody_else(self) -> str:
+        """While the ask waits on a person who is away and its team has no escalation: that
+        nobody else is offered it (plan.nobody_else_words); empty otherwise, or when it was not
+        read with the ask (listing.as_shown)."""
+        ask = self.ask
+        until = getattr(ask, "away_until", None)
+        if not ask.is_pending or until is None or until <= timezone.now():
+            return ""
+        if getattr(ask, "escalates", True) or ask.asked_by is None:
+            return ""
+        return nobody_else_words(ask.asked_by.get_username(), until, team_name(ask) or None)
 
     @property
     def asked_ago(self) -> str:

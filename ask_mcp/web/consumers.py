@@ -10,11 +10,16 @@ read once per process and viewer (person and filters), however many of their soc
 a new ask is checked against the viewer's visibility and filters, noted shown and drawn once
 (each socket only puts its own CSRF token into the same bytes), and an ask that ended or
 changed is read and drawn once.
+
+An inbox also says which of its cards are unfolded, and an ask's page that it is open
+(ask_mcp.web.presence): each socket passes that on to the others, and an inbox draws on its
+cards who else is answering them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Final
@@ -27,8 +32,9 @@ from django.contrib.auth.models import AnonymousUser
 from ask_mcp.models import Ask
 from ask_mcp.records.decisions import asks_shown
 from ask_mcp.records.events import ASKED, ENDED, INBOX_GROUP
-from ask_mcp.web import browsers, cards
+from ask_mcp.web import browsers, cards, presence
 from ask_mcp.web.listing import INBOX_LIMIT, Filters, as_shown, inbox_asks
+from ask_mcp.web.naming import person
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -79,8 +85,16 @@ class InboxConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels i
     shown: set[str]
     filters: Filters
     session_group: str | None
+    opened: set[str]
+    """This socket's cards that are unfolded (told to the others)."""
+    answering: dict[str, dict[str, tuple[str, float]]]
+    """Who else is answering, by ask: their socket, their name and when it lapses (time.time)."""
+    lapses: list[asyncio.TimerHandle]
+    drawn: dict[str, str]
+    """The presence line last sent for each card."""
 
     async def connect(self) -> None:
+        self.opened, self.answering, self.lapses, self.drawn = set(), {}, [], {}
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
             await self.close(code=CLOSE_UNAUTHORISED)
@@ -100,8 +114,15 @@ class InboxConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels i
             await self.channel_layer.group_add(self.session_group, self.channel_name)
         await self.accept()
         await self.send(text_data=await database_sync_to_async(self._list_now)())
+        if self.ask_id is None:  # who is answering already: the others say it to this socket
+            reply = {"type": "inbox.presence_asked", "channel": self.channel_name}
+            await self.channel_layer.group_send(INBOX_GROUP, reply)
 
     async def disconnect(self, code: int) -> None:
+        for handle in getattr(self, "lapses", []):
+            handle.cancel()
+        for ask_hex in list(getattr(self, "opened", ())):  # the page left: nobody answers here
+            await self._say_presence(ask_hex, opened=False)
         await self.channel_layer.group_discard(INBOX_GROUP, self.channel_name)
         if getattr(self, "session_group", None) is not None:
             await self.channel_layer.group_discard(self.session_group, self.channel_name)
@@ -111,7 +132,68 @@ class InboxConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels i
         await self.close(code=CLOSE_UNAUTHORISED)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
-        return None  # the socket only pushes
+        """An inbox says one of its cards was unfolded or folded; anything else is ignored."""
+        said = presence.read(text_data)
+        if said is None:
+            return
+        mine = self.ask_id.hex if self.ask_id is not None else None
+        if said[0] != mine and (mine is not None or said[0] not in self.shown):
+            return  # only for asks drawn for this person (checked on connect for a page)
+        ask_hex, what = said
+        if what == "open":
+            self.opened.add(ask_hex)
+        else:
+            self.opened.discard(ask_hex)
+        await self._say_presence(ask_hex, opened=what == "open")
+
+    async def _say_presence(self, ask_hex: str, *, opened: bool, to: str | None = None) -> None:
+        event = {
+            "type": "inbox.presence",
+            "ask": ask_hex,
+            "user": self.user.pk,
+            "name": person(self.user) if self.user.is_authenticated else "someone",
+            "channel": self.channel_name,
+            "until": time.time() + presence.PRESENCE_SECONDS if opened else 0.0,
+        }
+        if to is None:
+            await self.channel_layer.group_send(INBOX_GROUP, event)
+        else:
+            await self.channel_layer.send(to, event)
+
+    async def inbox_presence_asked(self, event: dict[str, Any]) -> None:
+        """A new inbox socket asks who is answering: say this socket's open cards to it."""
+        if event["channel"] != self.channel_name:
+            for ask_hex in list(self.opened):
+                await self._say_presence(ask_hex, opened=True, to=event["channel"])
+
+    async def inbox_presence(self, event: dict[str, Any]) -> None:
+        """Someone unfolded or folded a card: redraw who else is answering it here (never the
+        person themself, whose own other tabs say nothing of them either)."""
+        ask_hex = event["ask"]
+        if self.ask_id is not None or ask_hex not in self.shown or event["user"] == self.user.pk:
+            return
+        here = self.answering.setdefault(ask_hex, {})
+        if event["until"] > time.time():
+            here[event["channel"]] = (event["name"], event["until"])
+            loop = asyncio.get_running_loop()
+            # One timer per heartbeat heard, dropped once it ran; all cancelled when this closes.
+            self.lapses = [handle for handle in self.lapses if handle.when() > loop.time()]
+            redraw = lambda: asyncio.ensure_future(self._draw_presence(ask_hex))  # noqa: E731
+            self.lapses.append(loop.call_later(presence.PRESENCE_SECONDS + 0.5, redraw))
+        else:
+            here.pop(event["channel"], None)
+        await self._draw_presence(ask_hex)
+
+    async def _draw_presence(self, ask_hex: str) -> None:
+        """Send the card's "is answering" line, without those whose presence lapsed."""
+        now = time.time()
+        here = {k: v for k, v in self.answering.get(ask_hex, {}).items() if v[1] > now}
+        self.answering[ask_hex] = here
+        said = presence.fragment(ask_hex, [name for name, _ in here.values()])
+        # A heartbeat that changes nothing sends nothing (one each 20 s per open card and viewer).
+        if ask_hex in self.shown and self.drawn.get(ask_hex) != said:
+            self.drawn[ask_hex] = said
+            await self.send(text_data=said)
 
     async def inbox_asked(self, event: dict[str, Any]) -> None:
         ask_hex = event["ask"]
@@ -125,6 +207,7 @@ class InboxConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels i
         html = await asyncio.shield(shared)
         if html:
             self.shown.add(ask_hex)
+            self.drawn.pop(ask_hex, None)  # a new card: its presence line is drawn afresh
             request = cards.socket_request(self.scope, self.user)
             await self.send(text_data=cards.with_csrf(html, request))
 

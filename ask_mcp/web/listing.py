@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from typing import Final
 from urllib.parse import urlencode
 
-from django.db.models import Prefetch, Q
+from django.db.models import Exists, F, OuterRef, Prefetch, Q
 
-from ask_mcp.models import Ask, AskEvent, AskQuerySet
+from ask_mcp.models import Ask, AskEvent, AskQuerySet, Escalation
 
 INBOX_LIMIT: Final = 20
 """Cards an inbox draws at most, soonest expiry first (about two phone screens of folded cards;
@@ -84,10 +84,18 @@ def inbox_asks(asks: AskQuerySet, filters: Filters) -> AskQuerySet:
 
 def as_shown(asks: AskQuerySet) -> AskQuerySet:
     """Asks with everything a card names read in the same query (people, and the team's name),
-    and who has seen each in one more (the card's "seen by")."""
+    and who has seen each in one more (the card's "seen by"), and which devices a push reached in
+    another (its "reached")."""
     looks = AskEvent.objects.filter(kind=AskEvent.Kind.SEEN).select_related("actor").order_by("at")
+    pushes = AskEvent.objects.filter(kind=AskEvent.Kind.REACHED).select_related("actor")
+    rules = Escalation.objects.filter(active=True, team_id=OuterRef("team_id"))
     return (
         asks.with_people()
         .select_related("team")
-        .prefetch_related(Prefetch("events", queryset=looks, to_attr="seen_events"))
+        # Whether its person is away with nobody else to offer it to (the card says so).
+        .annotate(away_until=F("asked_by__reach_preference__away_until"), escalates=Exists(rules))
+        .prefetch_related(
+            Prefetch("events", queryset=looks, to_attr="seen_events"),
+            Prefetch("events", queryset=pushes.order_by("at"), to_attr="reached_events"),
+        )
     )

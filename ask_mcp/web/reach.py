@@ -17,10 +17,10 @@ from django.contrib.auth.models import User
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.urls import NoReverseMatch, reverse
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from ask_mcp import conf
 from ask_mcp.models import ReachPreference
@@ -104,6 +104,23 @@ async def reach_settings(request: HttpRequest) -> HttpResponse:
         **await database_sync_to_async(phone.settings_context)(user, request),
     }
     return render(request, "ask_mcp/settings.html", context, status=400 if error else 200)
+
+
+@login_required
+@require_POST
+async def set_away(request: HttpRequest) -> HttpResponse:
+    """The inbox's Away form: away until a time, or back now ("back"); then the inbox again."""
+    user = await request.auser()
+    assert isinstance(user, User)  # login_required
+    until, refused = (None, "")
+    if request.POST.get("action") != "back":
+        until, refused = phone.read_away(request.POST.get("away_until", ""))
+        if until is None and not refused:
+            refused = "Choose when you are back: a time in the future (UTC)."
+    if refused:
+        return HttpResponseBadRequest(refused, content_type="text/plain; charset=utf-8")
+    await ReachPreference.objects.aupdate_or_create(user=user, defaults={"away_until": until})
+    return redirect("ask_mcp:inbox")
 
 
 def _url_of(name: str) -> str | None:

@@ -7,6 +7,7 @@ relay, and the page is drawn from the decision it returns.
 
 from __future__ import annotations
 
+import datetime as dt
 import uuid
 from typing import TYPE_CHECKING, Final
 
@@ -18,11 +19,12 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.middleware import HtmxDetails
 
 from ask_mcp import runtime
-from ask_mcp.models import Ask, AskEvent, Delivery
+from ask_mcp.models import Ask, AskEvent, Delivery, ReachPreference
 from ask_mcp.protocol.forms import ACTIONS
 from ask_mcp.records.decisions import ask_answer, ask_shown, asks_shown
 from ask_mcp.records.held import held_by, hold, undo
@@ -80,8 +82,18 @@ async def inbox(request: HtmxHttpRequest) -> HttpResponse:
         "routes": [(Ask.Route.BROWSER, "browser inbox"), (Ask.Route.URL, "URL")],
         "live_url": LIVE_INBOX_PATH + suffix,
         "poll_url": reverse("ask_mcp:poll") + suffix,
+        "away_until": await _away_until(user),
     }
     return render(request, "ask_mcp/inbox.html", context)
+
+
+async def _away_until(user: User | AnonymousUser) -> dt.datetime | None:
+    """When the signed-in person's Away ends, while it lasts (the inbox's Away form)."""
+    if not user.is_authenticated:
+        return None
+    choice = await ReachPreference.objects.filter(user=user).afirst()
+    until = choice.away_until if choice is not None else None
+    return until if until is not None and until > timezone.now() else None
 
 
 async def _team_names(user: User | AnonymousUser) -> list[str]:

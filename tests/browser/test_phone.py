@@ -12,6 +12,7 @@ to the browser would; the service worker does the rest.
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import json
 import queue
 import re
@@ -262,11 +263,18 @@ async def test_the_inbox_installs_and_a_pushed_question_is_shown_acknowledged_an
         if reached:
             break
     assert reached == [[erin.username, "Erin's phone"]]
+    await page.goto("/")  # the card says where the push got to, beside who has seen it
+    shown_card = await open_card(page, message)
+    await expect(shown_card.locator(".reached")).to_have_text(
+        re.compile(rf"Erin's phone \({erin.username}\) (just now|\d+\s+minutes? ago)")
+    )
+    await assert_accessible(page, "an inbox card at phone size saying where its push got to")
     shown = await shown_until(page, lambda found: len(found) == 1)
     assert shown == [
         {"title": pushed["title"], "body": message, "tag": pushed["tag"], "actions": []}
     ]
-    assert pushed["title"].startswith(f"Question from {crew.alice.username} via ")
+    # The asker as the mail names it since the inbox's second round: the agent, for whom.
+    assert re.fullmatch(rf"Question from \S+ for {crew.alice.username}\b.*", pushed["title"])
     assert service.of(device)[0].vapid == "ok"
 
     async with signed_in_http(server, erin) as session:
@@ -353,3 +361,83 @@ async def test_a_person_unfolding_a_card_is_told_to_the_agent_in_the_tasks_statu
         finally:
             await page.context.close()
     await tasks.cancel(task["taskId"])
+
+
+async def test_away_set_from_the_inbox_with_no_escalation_says_nobody_else_is_offered_it(
+    server: LiveServer, crew: Crew, browser: Browser
+) -> None:
+    asker = await signed_in(browser, server, crew.alice, **PHONE)
+    answerer = await signed_in(browser, server, crew.carol, **PHONE, color_scheme="dark")
+    call: asyncio.Task[Any] | None = None
+    try:
+        await asker.locator(".away-fold summary").click()
+        until = (dt.datetime.now(dt.UTC) + dt.timedelta(hours=2)).strftime("%Y-%m-%dT%H:%M")
+        await asker.get_by_label("Away until (UTC)").fill(until)
+        await asker.get_by_role("button", name="Set away").click()
+        await expect(asker.locator(".away-fold summary")).to_contain_text("You are away until")
+        await assert_accessible(asker, "the inbox at phone size while away")
+
+        message = f"Renew the certificate? [{crew.tag}-away]"
+        call = asyncio.create_task(ask(server, crew.token, message))
+        words = (
+            f"{crew.alice.username} is away until {until.replace('T', ' ')} UTC and team "
+            f"{crew.team} has no escalation: nobody else is offered it"
+        )
+        shown = await open_card(answerer, message)
+        await expect(shown.locator(".nobody-else")).to_have_text(words)
+        await assert_accessible(answerer, "a card at phone size (dark) offered to nobody else")
+        history: list[str] = []
+        for _ in range(40):  # bounded: the reach task's pass (every 0.2 s here) notes it once
+            history = shell(
+                server,
+                "import json; from ask_mcp.models import AskEvent;"
+                "print(json.dumps([e.actor_label for e in AskEvent.objects.filter("
+                f"ask__message={message!r}, kind='escalated')]))",
+            )
+            if history:
+                break
+        assert history == [f"nobody ({words})"]
+        await shown.get_by_role("link", name="Open on its own page").click()
+        await expect(answerer.locator(".history")).to_contain_text(f"to nobody ({words})")
+
+        await asker.get_by_role("button", name="I am back").click()
+        await expect(asker.locator(".away-fold summary")).to_have_text("Away")
+    finally:
+        if call is not None:
+            call.cancel()
+        server.manage(
+            "shell",
+            "-c",
+            "from ask_mcp.models import ReachPreference;"
+            f"ReachPreference.objects.filter(user__username={crew.alice.username!r})"
+            ".update(away_until=None)",
+        )
+        await asker.context.close()
+        await answerer.context.close()
+
+
+async def test_a_bad_away_from_the_inbox_is_refused_in_words_and_changes_nothing(
+    server: LiveServer, crew: Crew
+) -> None:
+    past = (dt.datetime.now(dt.UTC) - dt.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M")
+    async with signed_in_http(server, crew.dave) as dave:
+        for value, said in [
+            ("soon", "'soon' is not a date and time such as 2026-12-24T18:00 (UTC)."),
+            (past, "Choose when you are back: a time in the future (UTC)."),
+            ("", "Choose when you are back: a time in the future (UTC)."),
+        ]:
+            refused = await dave.client.post(
+                "/away/", data={"away_until": value, "csrfmiddlewaretoken": dave.csrf}
+            )
+            assert (refused.status_code, refused.text) == (400, said)
+        assert (await dave.client.get("/away/")).status_code == 405
+    async with httpx2.AsyncClient(base_url=server.base_url) as anonymous:
+        signed_out = await anonymous.post("/away/", data={"away_until": "2099-01-01T00:00"})
+        assert signed_out.status_code == 403  # no CSRF cookie: refused before the view
+    kept = shell(
+        server,
+        "import json; from ask_mcp.models import ReachPreference;"
+        "print(json.dumps([str(p.away_until) for p in ReachPreference.objects.filter("
+        f"user__username={crew.dave.username!r})]))",
+    )
+    assert kept == ["None"]

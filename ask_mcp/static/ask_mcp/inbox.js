@@ -322,6 +322,24 @@
     if (arrived && !ask.length) merge();
   }
 
+  // ------------------------------------------------------------------ who is answering
+  // An unfolded card (or an ask's own page, open to answer) is said over the socket, so the
+  // others who may answer it see "alice is answering" on their cards. Said again every 20 s while it stays open: the server forgets it 45 s
+  // after the last (ask_mcp.web.presence), and at once when it is folded or this page leaves.
+
+  const PRESENCE_MS = 20000;
+  let socket = null;
+
+  function sayPresence(hex, open) {
+    if (socket && hex) socket.send(JSON.stringify({ presence: open ? "open" : "closed", ask: hex }));
+  }
+
+  function openCards() {
+    const page = $(".ask-page[data-ask]");
+    if (page) return $("form.ask-form:not([hidden])", page) ? [page.dataset.ask] : []; // its own page
+    return cards().filter((card) => $("details.fold", card)?.open).map((card) => card.dataset.ask);
+  }
+
   // ------------------------------------------------------------------ notifications (opt-in)
 
   function notifying() {
@@ -395,7 +413,16 @@
     openSockets.add(event.detail.event?.target);
     opened = true;
     stopPolling();
+    socket = event.detail.socketWrapper;
+    for (const hex of openCards()) sayPresence(hex, true); // a new socket knows nothing yet
   });
+  document.addEventListener("toggle", (event) => {
+    const details = event.target;
+    if (!(details instanceof HTMLDetailsElement) || !details.matches(".fold")) return;
+    const card = details.closest("#ask-list > .ask-card:not(.ended)");
+    if (card) sayPresence(card.dataset.ask, details.open);
+  }, true); // toggle does not bubble
+  setInterval(() => { for (const hex of openCards()) sayPresence(hex, true); }, PRESENCE_MS);
   document.addEventListener("htmx:wsAfterMessage", merge);
   document.addEventListener("htmx:wsAfterMessage", handleEnded);
   document.addEventListener("htmx:wsClose", (event) => {
