@@ -5,6 +5,10 @@ webhooks, people's signed-in browsers and confirmed addresses (:mod:`ask_mcp.mod
 and how people are reached (each person's choices, each team's escalation, each
 ask's reminder and escalation, every delivery of a notification). Deciding an ask is :mod:`ask_mcp.records`'; how a principal or a
 team is written is :mod:`ask_mcp.team.auth`'s.
+
+Long: the core rows every part of the server shares (asks, their history, sessions, tokens,
+webhooks, tasks) stay together so one import names them; rows of one concern only (reach,
+people, held decisions, limits) live in the package's own modules.
 """
 
 from __future__ import annotations
@@ -400,6 +404,10 @@ class LegacySessionRecord(models.Model):
     capabilities = models.JSONField(default=dict)
     client_info = models.JSONField(null=True, blank=True)
     principal = models.CharField(max_length=255, blank=True, default="")
+    # The credential it was opened with, as an ask keeps it: revoking a token ends its sessions
+    # (and their standalone streams), which the principal alone could not tell apart.
+    credential_kind = models.CharField(max_length=16, blank=True, default="")
+    credential_id = models.CharField(max_length=64, blank=True, default="")
     log_level = models.CharField(max_length=16, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     last_seen_at = models.DateTimeField()
@@ -414,6 +422,12 @@ class LegacySessionRecord(models.Model):
                 fields=["principal", "last_seen_at"],
                 name="session_principal_seen",
                 condition=~models.Q(principal=""),
+            ),
+            # A credential's sessions: what revoking it ends.
+            models.Index(
+                fields=["credential_kind", "credential_id"],
+                name="session_credential",
+                condition=~models.Q(credential_kind=""),
             ),
         ]
 
