@@ -254,3 +254,37 @@ async def test_revoking_a_token_cancels_its_open_tasks_before_anyone_polls_them(
     # The same person's other token reads the task as it ended (a task belongs to its principal).
     seen = await TaskClient(web.mcp_url, other).get(task_id)
     assert (seen["status"], seen["statusMessage"]) == ("cancelled", REVOKED_MESSAGE)
+
+
+async def test_deactivating_a_user_closes_the_get_stream_of_their_tokens_session(
+    web: LiveServer,
+) -> None:
+    name = f"bob-{uuid.uuid4().hex[:8]}"
+    token: str = shell(
+        web,
+        "import json; from django.contrib.auth.models import User;"
+        "from ask_mcp.team.auth import issue_token;"
+        f"print(json.dumps(issue_token(User.objects.create(username={name!r}),"
+        " name='bot')[1]))",
+    )
+    async with client() as http:
+        session = await open_session(http, web.mcp_url, token)
+        headers = {**session_headers(token, session), "accept": "text/event-stream"}
+        async with http.stream("GET", web.mcp_url, headers=headers) as stream:
+            assert stream.status_code == 200
+            web.manage(
+                "shell",
+                "-c",
+                "from django.contrib.auth.models import User;"
+                f"User.objects.filter(username={name!r}).update(is_active=False)",
+            )
+            async with asyncio.timeout(30):  # on main it stayed open for SESSION_IDLE_SECONDS
+                async for chunk in stream.aiter_bytes():
+                    assert chunk.strip() in (b"", b":"), chunk
+        web.manage(
+            "shell",
+            "-c",
+            "from django.contrib.auth.models import User;"
+            f"User.objects.filter(username={name!r}).update(is_active=True)",
+        )
+        assert await once_the_token_opens(http, web.mcp_url, token, session) == 404
