@@ -1,7 +1,8 @@
 """The tokens' and sessions' admin: bearer tokens shown once when created, revoked at once; initialize-era sessions.
 
 Revoking a token (the action, or its revoked time set on its page) also withdraws its waiting
-asks, with the reason on their cards, and ends the calls holding them on every worker.
+asks, with the reason on their cards, ends the calls holding them, cancels its open tasks and
+ends its initialize-era sessions and their streams, on every worker.
 """
 
 from __future__ import annotations
@@ -24,8 +25,10 @@ from ask_mcp.models import (
     LegacySessionRecord,
 )
 from ask_mcp.records.sweeper import REVOKED_REASON, tell, withdraw_revoked
+from ask_mcp.records.tasks import end_revoked_tasks
 from ask_mcp.team.auth import TOKEN_PREFIX, TOKENS, digest
 from ask_mcp.workers.relay import ChannelLayerUnavailable
+from ask_mcp.workers.sessions import end_sessions_of_revoked
 
 logger = logging.getLogger("ask_mcp.admin.tokens")
 
@@ -101,15 +104,19 @@ class ApiTokenAdmin(TokenAdminBase):
 
 
 def _end_revoked_now() -> int:
-    """Withdraw the revoked tokens' waiting asks now and end their calls on every worker.
+    """Withdraw the revoked tokens' waiting asks now and end their calls, tasks and
+    initialize-era sessions (with their streams) on every worker.
 
     Every worker's revocation watch does it within WATCH_SECONDS anyway; doing it here means
     the staff member who revoked sees the cards go at once. A layer that is down is left to
     the watch (the asks are withdrawn either way).
     """
     closed = withdraw_revoked()
+    end_revoked_tasks()  # after their asks, as the watch does: the task says why it ended
     try:
-        async_to_sync(tell)(closed, relay=runtime.relay(), reason=REVOKED_REASON)
+        relay = runtime.relay()
+        async_to_sync(tell)(closed, relay=relay, reason=REVOKED_REASON)
+        async_to_sync(end_sessions_of_revoked)(relay)
     except ChannelLayerUnavailable:
         logger.warning("could not tell the workers of %d revoked ask(s)", len(closed))
     return len(closed)

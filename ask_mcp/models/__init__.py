@@ -401,6 +401,11 @@ class LegacySessionRecord(models.Model):
     capabilities = models.JSONField(default=dict)
     client_info = models.JSONField(null=True, blank=True)
     principal = models.CharField(max_length=255, blank=True, default="")
+    # The credential it was opened with, as an ask keeps it: revoking a token ends its sessions
+    # (and their standalone streams), which the principal alone could not tell apart. Defaults
+    # in the database too, so a worker not yet upgraded still opens sessions (a rolling deploy).
+    credential_kind = models.CharField(max_length=16, blank=True, default="", db_default="")
+    credential_id = models.CharField(max_length=64, blank=True, default="", db_default="")
     log_level = models.CharField(max_length=16, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     last_seen_at = models.DateTimeField()
@@ -415,6 +420,12 @@ class LegacySessionRecord(models.Model):
                 fields=["principal", "last_seen_at"],
                 name="session_principal_seen",
                 condition=~models.Q(principal=""),
+            ),
+            # A credential's sessions: what revoking it ends.
+            models.Index(
+                fields=["credential_kind", "credential_id"],
+                name="session_credential",
+                condition=~models.Q(credential_kind=""),
             ),
         ]
 

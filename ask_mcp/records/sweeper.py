@@ -13,6 +13,8 @@ hand.
 Beside it, every WATCH_SECONDS, the revocation watch withdraws the pending asks of revoked
 tokens (and of deactivated users' tokens), saying why, and ends the calls holding them on
 their workers: a call whose token was revoked otherwise kept waiting and took a later answer.
+In the same pass it cancels their open tasks and ends their initialize-era sessions, closing
+those sessions' standalone streams on whichever worker holds them.
 """
 
 from __future__ import annotations
@@ -32,11 +34,11 @@ from ask_mcp.models import Ask, AskEvent, AskQuerySet, event_for_status, revoked
 from ask_mcp.records.events import ENDED, announce
 from ask_mcp.records.held import commit_due
 from ask_mcp.records.retention import delete_past_retention, purge_answers
-from ask_mcp.records.tasks import purge_tasks
+from ask_mcp.records.tasks import end_revoked_tasks, purge_tasks
 from ask_mcp.server.identity import TOKEN
 from ask_mcp.workers.loops import alive_here, start_in_loop
 from ask_mcp.workers.relay import ChannelRelay
-from ask_mcp.workers.sessions import purge_idle_sessions
+from ask_mcp.workers.sessions import end_sessions_of_revoked, purge_idle_sessions
 
 logger = logging.getLogger("ask_mcp.records.sweeper")
 
@@ -277,9 +279,15 @@ SWEEPER: Final = Sweeper()
 
 
 async def end_revoked(relay: ChannelRelay | None) -> int:
-    """Withdraw revoked tokens' pending asks and end their calls on the workers holding them."""
+    """Withdraw revoked tokens' pending asks, end their calls on the workers holding them, then
+    (in the same pass) their open tasks and their initialize-era sessions with their streams;
+    returns how many asks were withdrawn."""
     closed = await database_sync_to_async(withdraw_revoked)()
     await tell(closed, relay=relay, reason=REVOKED_REASON)
+    if tasks := await database_sync_to_async(end_revoked_tasks)():
+        logger.info("cancelled %d task(s) of revoked tokens", tasks)
+    if relay is not None:
+        await end_sessions_of_revoked(relay)
     return len(closed)
 
 

@@ -24,10 +24,10 @@ from typing import Any, Final
 from django.db import connection
 from django.db.models import Exists, OuterRef
 
-from ask_mcp.models import Ask, Task
+from ask_mcp.models import Ask, Task, revoked_tokens
 from ask_mcp.records.sql import TRANSIENT
-from ask_mcp.server.eras.tasks import TERMINAL, TaskRecord, task_status
-from ask_mcp.server.identity import Credential, Identity
+from ask_mcp.server.eras.tasks import REVOKED_MESSAGE, TERMINAL, TaskRecord, task_status
+from ask_mcp.server.identity import TOKEN, Credential, Identity
 
 COLUMNS: Final = frozenset({"id", "tool", "status", "ask_id"})
 """TaskRecord fields that are columns of their own (the rest lives in `state`; the identity,
@@ -192,7 +192,33 @@ class TaskRows:
         return deleted
 
 
-__all__ = ["TaskRows", "purge_tasks"]
+__all__ = ["TaskRows", "end_revoked_tasks", "purge_tasks"]
+
+
+def end_revoked_tasks() -> int:
+    """End the open tasks created with a revoked token (or one whose user was deactivated) as
+    cancelled, saying so; returns how many.
+
+    Run in the pass that withdraws their asks (:func:`ask_mcp.records.sweeper.end_revoked`): such
+    a task otherwise stayed open until polled, and its revoked token can no longer poll it.
+    Conditional, as every save: a task that ended meanwhile keeps its ending. An answer given
+    before stays on the ask, decided and not collected.
+    """
+    revoked = [str(key) for key in revoked_tokens().values_list("key", flat=True)]
+    if not revoked:
+        return 0
+    found = Task.objects.exclude(status__in=TERMINAL).filter(
+        state__credential__kind=TOKEN, state__credential__id__in=revoked
+    )
+    ended = 0
+    for task_id in found.values_list("id", flat=True):
+        task = _load(task_id)
+        if task is None or task.status in TERMINAL:
+            continue
+        task.cancel(REVOKED_MESSAGE)
+        task.updated_at = time.time()
+        ended += _save(task)
+    return ended
 
 
 def note_status(ask_id: uuid.UUID, message: str) -> int:

@@ -402,6 +402,7 @@ class McpEndpoint:
             capabilities,
             client_info,
             principal=who.principal,
+            credential=who.credential,
         )
         await send_json(
             send,

@@ -20,10 +20,11 @@ import time
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
-from ask_mcp.models import LegacySessionRecord, storable
+from ask_mcp.models import LegacySessionRecord, revoked_tokens, storable
 from ask_mcp.protocol.jsonrpc import RequestId, Response, notification_message
 from ask_mcp.server.eras.legacy import LegacySession
 from ask_mcp.server.errors import CLIENT_CANCELLED
+from ask_mcp.server.identity import TOKEN, Credential
 from ask_mcp.workers.loops import alive_here, start_in_loop
 from ask_mcp.workers.relay import ChannelRelay
 
@@ -91,6 +92,7 @@ class LegacySessions:
         relay.add_handler("legacy.response", self._on_response)
         relay.add_handler("legacy.cancel", self._on_cancel)
         relay.add_handler("legacy.end", self._on_end)
+        relay.add_handler("legacy.revoked", self._on_revoked)
         relay.add_handler("legacy.level", self._on_level)
         relay.add_handler("legacy.subscription", self._on_subscription)
         relay.add_handler("legacy.updated", self._on_updated)
@@ -104,7 +106,10 @@ class LegacySessions:
         capabilities: dict[str, Any],
         client_info: dict[str, Any] | None,
         principal: str | None,
+        credential: Credential | None = None,
     ) -> LegacySession:
+        """Open a session for `principal`, remembering the `credential` it was opened with
+        (revoking that credential ends it: :func:`end_sessions_of_revoked`)."""
         session = LegacySession(
             id=secrets.token_urlsafe(32),
             protocol_version=protocol_version,
@@ -120,6 +125,8 @@ class LegacySessions:
             capabilities=storable(capabilities),
             client_info=storable(client_info),
             principal=principal or "",
+            credential_kind=credential.kind if credential is not None else "",
+            credential_id=credential.id if credential is not None else "",
             last_seen_at=datetime.now(UTC),
         )
         await self._cache_session(session)
@@ -229,10 +236,10 @@ class LegacySessions:
         ).aupdate(last_seen_at=datetime.now(UTC))
         return updated > 0
 
-    def _end_here(self, session_id: str) -> None:
+    def _end_here(self, session_id: str, *, calls: bool = True) -> None:
         if self._cache.pop(session_id, None) is not None:
             self._leave_soon(session_id)
-        for task in list(self._inflight.get(session_id, {}).values()):
+        for task in list(self._inflight.get(session_id, {}).values()) if calls else ():
             task.cancel()
         for stream in self._streams.pop(session_id, set()):
             stream.end()
@@ -374,6 +381,11 @@ class LegacySessions:
     def _on_end(self, message: dict[str, Any]) -> None:
         self._end_here(message["session"])
 
+    def _on_revoked(self, message: dict[str, Any]) -> None:
+        # Its calls are left to end as their asks did: the withdrawal told each the reason, and
+        # cancelling one here could beat its result to the stream (the client then got none).
+        self._end_here(message["session"], calls=False)
+
     def _on_subscription(self, message: dict[str, Any]) -> None:
         self._subscribe_here(message["session"], message["uri"], subscribed=message["subscribed"])
 
@@ -439,6 +451,30 @@ async def purge_idle_sessions(idle_seconds: float) -> int:
     if deleted:
         logger.info("deleted %d initialize-era session(s) idle for %.0f s", deleted, idle_seconds)
     return deleted
+
+
+async def end_sessions_of_revoked(relay: ChannelRelay) -> int:
+    """End, on every worker, the sessions opened with a revoked token (or one whose user was
+    deactivated); returns how many.
+
+    Their rows go first, so a later request with one of their ids answers 404 on any worker;
+    then each session's group hears it was revoked, so the worker holding its standalone GET
+    stream closes it: a revoked token's stream otherwise stayed open for SESSION_IDLE_SECONDS,
+    and its session answered the token again once un-revoked. Its calls holding asks end with
+    their asks' withdrawal (run first, :func:`ask_mcp.records.sweeper.end_revoked`), saying why.
+    """
+    revoked = LegacySessionRecord.objects.filter(
+        credential_kind=TOKEN, credential_id__in=revoked_tokens()
+    )
+    ended = [session_id async for session_id in revoked.values_list("id", flat=True)]
+    if not ended:
+        return 0
+    await LegacySessionRecord.objects.filter(id__in=ended).adelete()
+    for session_id in ended:
+        await relay.broadcast(_group(session_id), {"type": "legacy.revoked", "session": session_id})
+        await relay.broadcast(RESOURCES_GROUP, {"type": "legacy.forget", "session": session_id})
+    logger.info("ended %d initialize-era session(s) of revoked tokens", len(ended))
+    return len(ended)
 
 
 class _SessionRouter:

@@ -262,12 +262,20 @@ def test_cross_site_origin_and_foreign_host_are_403(mcp_url: str, live: LiveServ
     evil = post(mcp_url, body, {**headers_for(body), "origin": "http://evil.example.com"})
     assert evil.status_code == 403
     assert "Origin" in evil.json()["error"]["message"]
+    port = host.rsplit(":", 1)[1]
     rebound = post(
         mcp_url,
         body,
-        {**headers_for(body), "host": "evil.example.com", "origin": "http://evil.example.com"},
+        {
+            **headers_for(body),
+            "host": f"evil.example.com:{port}",
+            "origin": f"http://evil.example.com:{port}",
+        },
     )
-    assert rebound.status_code == 403
+    assert rebound.status_code == 403  # the server's port, another name: ALLOWED_HOSTS refuses
+    # Without a port the Host names port 80, not the server's: refused before any name is read.
+    other_port = post(mcp_url, body, {**headers_for(body), "host": "evil.example.com"})
+    assert other_port.status_code == 421
     same = post(mcp_url, body, {**headers_for(body), "origin": f"http://{host}"})
     assert same.status_code == 200
 

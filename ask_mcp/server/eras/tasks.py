@@ -86,6 +86,8 @@ TERMINAL: Final[frozenset[TaskStatus]] = frozenset({COMPLETED, FAILED, CANCELLED
 """Statuses that never change again."""
 CANCELLED_MESSAGE: Final = "Cancelled by the client (tasks/cancel)."
 """The statusMessage of a task ended by tasks/cancel."""
+REVOKED_MESSAGE: Final = "Cancelled: the token it was created with was revoked."
+"""The statusMessage of a task its credential's revocation ended (its ask withdrawn with it)."""
 
 POLL_INTERVAL_MS: Final = 2_000
 """Suggested poll interval: a person answers in seconds at best, so 2 s wastes little."""
@@ -186,10 +188,10 @@ class TaskRecord:
         self.error = error
         self._settle(message)
 
-    def cancel(self) -> None:
-        """End by tasks/cancel."""
+    def cancel(self, message: str = CANCELLED_MESSAGE) -> None:
+        """End by tasks/cancel (or by the server, saying why in `message`)."""
         self.status = CANCELLED
-        self._settle(CANCELLED_MESSAGE)
+        self._settle(message)
 
     def _settle(self, message: str) -> None:
         """An ending waits on nothing: its input requests go, and its message is `message`."""
