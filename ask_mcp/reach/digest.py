@@ -88,11 +88,13 @@ def pull_in(claimed: Sequence[Delivery], mark: str, lease_until: dt.datetime) ->
 
 def grouped(claimed: Sequence[Delivery]) -> list[list[Delivery]]:
     """The claimed rows as sends: one group per address for mail (a digest when more than one;
-    immediate mails alone), one per row for webhooks."""
+    immediate mails alone), one per row for webhooks; with MAIL_DIGEST_SECONDS None, every mail
+    alone too, as the setting promises (rows falling due together are not a digest then)."""
     groups: dict[str, list[Delivery]] = {}
     sends: list[list[Delivery]] = []
+    digests = conf.values().mail_digest_seconds is not None
     for each in claimed:
-        if each.channel == Delivery.Channel.EMAIL and not each.immediate:
+        if digests and each.channel == Delivery.Channel.EMAIL and not each.immediate:
             groups.setdefault(each.address, []).append(each)
         else:
             sends.append([each])

@@ -54,7 +54,9 @@ async def test_liveness_and_readiness_answer_a_probe_without_sign_in_or_token(
         alive = await http.get("/health/live")
         ready = await http.get("/health/ready")
         # A container's probe sends whatever Host it likes; from loopback it is answered.
-        foreign = await http.get("/health/ready", headers={"host": "10.1.2.3:8000"})
+        # (on the port it listens on: a Host naming another port is refused, issue 28)
+        port = live.base_url.rsplit(":", 1)[1]
+        foreign = await http.get("/health/ready", headers={"host": f"10.1.2.3:{port}"})
         head = await http.head("/health/live")
         posted = await http.post("/health/ready")
     assert (alive.status_code, alive.json()) == (200, {"status": "ok"})

@@ -130,7 +130,8 @@ async def test_a_question_reaches_a_device_encrypted_and_signed_and_its_closing_
     assert payload is not None, "the push could not be decrypted with the device's keys"
     ask_id = str(uuid.UUID(hex=payload["tag"]))
     assert payload["kind"] == "ask"
-    assert payload["title"].startswith(f"Question from {crew.alice.username} via ")
+    # The agent is named as the asker, for the person it works for (issue 32's wording).
+    assert payload["title"].startswith(f"Question from mcp for {crew.alice.username}")
     assert payload["body"] == "Ship the release tonight?"
     assert payload["url"] == f"{server.base_url}/asks/{ask_id}/"
     assert pushed.headers["content-encoding"] == "aes128gcm"
@@ -371,8 +372,8 @@ async def test_past_the_hourly_cap_one_more_push_per_device_stands_for_the_rest(
             if index < 3:
                 pushed = (await pushes_to(service, phone, index + 1))[index]
                 assert pushed.vapid == "ok" and pushed.payload is not None
-                kinds.append((pushed.payload["kind"], pushed.payload["title"].split(" via ")[0]))
-        asked = f"Question from {crew.alice.username}"
+                kinds.append((pushed.payload["kind"], pushed.payload["title"]))
+        asked = f"Question from mcp for {crew.alice.username}"
         assert kinds == [("ask", asked), ("ask", asked), ("more", "More questions are waiting")]
         last = shell(
             capped,

@@ -144,3 +144,11 @@ def test_claimed_rows_go_as_one_mail_per_address_and_alone_when_immediate() -> N
     hook2 = row("https://hooks.example.test/a", Delivery.Channel.WEBHOOK)
     sends = grouped([a1, hook1, b1, urgent, a2, hook2])
     assert sends == [[hook1], [urgent], [hook2], [a1, a2], [b1]]
+
+
+def test_with_no_digest_window_mails_due_together_still_go_one_by_one() -> None:
+    # MAIL_DIGEST_SECONDS None promises one mail each: three escalations falling due at once for
+    # one person (their colleague is away) are three mails, not a digest.
+    rows = [Delivery(address=ALICE, channel=Delivery.Channel.EMAIL) for _ in range(3)]
+    with override_settings(ASK_MCP={"MAIL_DIGEST_SECONDS": None}):
+        assert grouped(rows) == [[row] for row in rows]
