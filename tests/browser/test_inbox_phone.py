@@ -67,7 +67,14 @@ _COVERED = """async (selector) => {
   const covered = [];
   for (const control of document.querySelectorAll(selector)) {
     control.focus();
-    await frame(); await frame();
+    // The browser scrolls for the focus, then decide.js in the next frame: wait until the page
+    // stops moving (two frames alike), at most 30 frames.
+    let last = NaN;
+    for (let i = 0; i < 30; i++) {
+      await frame();
+      if (window.scrollY === last) break;
+      last = window.scrollY;
+    }
     const box = control.closest(".field").getBoundingClientRect();
     for (const el of sticky) {
       if (el.contains(control)) continue;

@@ -217,6 +217,8 @@ async def test_a_held_call_streams_through_nginx_and_the_inbox_answer_over_tls_r
             await shown.get_by_label("answer").fill("through nginx")
             await card(page, message).get_by_role("button", name="Send answer").click()
             final = await next_message(lines)
+            while final.get("method") == "notifications/progress":  # "Seen by admin at ..."
+                final = await next_message(lines)
         assert_valid("tools/call", final)
         assert final["result"]["content"] == [
             {"type": "text", "text": '{"answer":"through nginx"}'}

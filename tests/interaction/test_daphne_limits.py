@@ -55,6 +55,13 @@ def connect(server: LiveServer, source: str = "127.0.0.1") -> socket.socket:
     return sock
 
 
+def login_request(server: LiveServer) -> bytes:
+    """A person's GET of the sign-in page, its Host naming the server's own port (another port is
+    refused with 421, so a link could never be built from it)."""
+    host, port = address(server)
+    return f"GET /accounts/login/ HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n\r\n".encode()
+
+
 def read_answer(sock: socket.socket) -> bytes:
     """Everything the server sends until it closes the connection."""
     data = b""
@@ -227,9 +234,7 @@ def test_connections_per_address_are_capped_and_loopback_counts_as_one(
         answers = []
         for source in ("127.0.0.1", "127.0.0.2", "127.9.9.9"):
             with connect(guarded, source) as extra:
-                extra.sendall(
-                    b"GET /accounts/login/ HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
-                )
+                extra.sendall(login_request(guarded))
                 answers.append(read_answer(extra))
         cut = [read_answer(sock) for sock in held[:3]]
         files_held = open_files(guarded)
@@ -273,9 +278,7 @@ def test_a_thousand_unfinished_requests_neither_exhaust_files_nor_lock_people_ou
         files = open_files(server)
         record("1,000 unfinished requests", cut=cut, open_files=files, before=base_files)
         with connect(server) as sock:  # a person's request is served while they are held
-            sock.sendall(
-                b"GET /accounts/login/ HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
-            )
+            sock.sendall(login_request(server))
             assert status_of(read_answer(sock)) == 200
     finally:
         for sock in sockets:
