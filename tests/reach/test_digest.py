@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from ask_mcp.models import Ask, Delivery
 from ask_mcp.reach.digest import grouped, pull_in, slot
+from tests.support.rows import waiting_ask
 
 pytestmark = pytest.mark.django_db
 
@@ -32,15 +33,7 @@ def digest_window() -> Iterator[None]:
 
 @pytest.fixture
 def ask() -> Ask:
-    now = timezone.now()
-    return Ask.objects.create(
-        created=now,
-        message="Ship it?",
-        schema={},
-        tool="user_ask",
-        route=Ask.Route.BROWSER,
-        expires_at=now + dt.timedelta(hours=1),
-    )
+    return waiting_ask()
 
 
 def mail(ask: Ask, address: str = ALICE, **fields: Any) -> Delivery:

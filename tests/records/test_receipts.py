@@ -2,27 +2,17 @@
 
 from __future__ import annotations
 
-import datetime as dt
-
 import pytest
 from django.contrib.auth.models import User
-from django.utils import timezone
 
 from ask_mcp.models import Ask, AskEvent
 from ask_mcp.records.receipts import mark_seen, seen_words
+from tests.support.rows import waiting_ask
 
 
 @pytest.fixture
 def ask() -> Ask:
-    now = timezone.now()
-    return Ask.objects.create(
-        created=now,
-        message="Ship it?",
-        schema={},
-        tool="user_ask",
-        route=Ask.Route.BROWSER,
-        expires_at=now + dt.timedelta(hours=1),
-    )
+    return waiting_ask()
 
 
 def looked_at(ask: Ask, person: User) -> str:
