@@ -317,10 +317,11 @@ SLOW: dict[str, Any] = {
 }
 """A body gets 2 s, then must average 1,000 bytes a second; eight connections per address."""
 SLOW_HEAD = (
-    b"POST /accounts/login/ HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-    b"Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 200\r\n\r\n"
+    "POST /accounts/login/ HTTP/1.1\r\nHost: {host}\r\n"
+    "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 200\r\n\r\n"
 )
-"""Complete headers of a 200-byte form post: Django reads a body whole before any view runs."""
+"""Complete headers of a 200-byte form post: Django reads a body whole before any view runs.
+The Host names the server's own port: another port is refused (421) before any body is read."""
 WAIT = 15.0
 """The longest one read waits."""
 
@@ -328,7 +329,7 @@ WAIT = 15.0
 def slow_sender(server: LiveServer) -> socket.socket:
     host, port = server.base_url.removeprefix("http://").split(":")
     sock = socket.create_connection((host, int(port)), timeout=WAIT)
-    sock.sendall(SLOW_HEAD + b"u")
+    sock.sendall(SLOW_HEAD.format(host=f"{host}:{port}").encode() + b"u")
     return sock
 
 
