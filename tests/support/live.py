@@ -191,7 +191,13 @@ class LiveServers:
             )
         listener.close()
         live = LiveServer(f"http://127.0.0.1:{port}", process, log_path, config, env, db)
-        live.warm()
+        try:
+            live.warm()
+        except RuntimeError:
+            # A server refused at start-up (a failed system check) may still hold its socket:
+            # stopped here, so no process outlives the test that meant it not to start.
+            terminate(process)
+            raise
         return live
 
     def stop(self, server: LiveServer) -> None:
