@@ -84,7 +84,7 @@ class TeamScoped:
 
     def scope(self, user: Any, teams: QuerySet[Group]) -> Q:
         """The rows `user` may see and change, given their teams."""
-        raise NotImplementedError
+        raise NotImplementedError  # abstract: each channel's admin names its rows (no default scope)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
         rows: QuerySet[Any] = super().get_queryset(request)  # type: ignore[misc]

@@ -314,7 +314,7 @@ class RevocationWatch:
                 raise
             except Exception:
                 logger.exception("withdrawing revoked tokens' asks failed")
-            await asyncio.sleep(WATCH_SECONDS)
+            await asyncio.sleep(WATCH_SECONDS)  # the watch's period, not a wait for an event
 
 
 REVOCATIONS: Final = RevocationWatch()

@@ -144,7 +144,7 @@ async def shown_until(page: Page, test: Any) -> list[dict[str, str]]:
         shown = await notifications(page)
         if test(shown):
             return shown
-        await asyncio.sleep(0.1)
+        await asyncio.sleep(0.1)  # poll interval of the bounded wait above
     return await notifications(page)
 
 

@@ -1307,7 +1307,7 @@ def log_lines_with(server: LiveServer, mark: str, count: int) -> list[str]:
         lines = [line for line in server.log().splitlines() if mark in line]
         if len(lines) >= count or time.monotonic() > deadline:
             return lines
-        time.sleep(0.05)
+        time.sleep(0.05)  # poll interval of the bounded wait (deadline above)
 
 
 @pytest.mark.parametrize(

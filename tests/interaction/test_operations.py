@@ -140,7 +140,7 @@ class Run:
         deadline = time.monotonic() + 30.0
         while self.marker not in (text := self.server.log()):
             assert time.monotonic() < deadline, f"{self.marker} never logged:\n{text[-3000:]}"
-            time.sleep(0.05)
+            time.sleep(0.05)  # poll interval: the deadline above bounds the wait
         return [line for line in text.splitlines() if line.strip()]
 
 

@@ -228,7 +228,7 @@ async def test_a_gone_subscription_is_removed_a_failing_service_is_retried_and_e
             planned = rows(server, ask_id)
             if settled(planned):
                 break
-            await asyncio.sleep(0.1)
+            await asyncio.sleep(0.1)  # poll interval of the bounded loop above
         by_address = {row[4]: row for row in planned if row[1] == "push"}
         assert by_address[gone.endpoint][2:4] == ["failed", 1]
         assert "device removed" in by_address[gone.endpoint][5]

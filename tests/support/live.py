@@ -64,7 +64,7 @@ class LiveServer:
                 raise AssertionError(
                     f"{pattern!r} not logged in {bound} s; the log:\n{text[-3000:]}"
                 )
-            time.sleep(0.05)
+            time.sleep(0.05)  # poll interval: `bound` above bounds the wait
         return text
 
     def warm(self) -> None:

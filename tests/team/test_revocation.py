@@ -69,7 +69,7 @@ async def until_pending(server: LiveServer, message: str) -> str:
             row = rows(server, message).get(message)
             if row is not None and row["status"] == "pending":
                 return str(row["id"])
-            await asyncio.sleep(0.2)
+            await asyncio.sleep(0.2)  # poll interval: asyncio.timeout(30) bounds the wait
 
 
 async def official_ask(url: str, token: str, message: str) -> CallToolResult:
@@ -194,7 +194,7 @@ async def once_the_token_opens(http: httpx2.AsyncClient, url: str, token: str, s
             reply = await http.post(url, json=ping, headers=session_headers(token, session))
             if reply.status_code != 401:
                 return reply.status_code
-            await asyncio.sleep(0.5)
+            await asyncio.sleep(0.5)  # poll interval: asyncio.timeout(30) bounds the wait
 
 
 async def test_revoking_a_token_ends_its_sessions_and_the_get_stream_another_worker_holds(
@@ -247,7 +247,7 @@ async def test_revoking_a_token_cancels_its_open_tasks_before_anyone_polls_them(
             )
             if row[0] != "input_required":
                 break
-            await asyncio.sleep(0.5)
+            await asyncio.sleep(0.5)  # poll interval: asyncio.timeout(30) bounds the wait
     assert row == ["cancelled", REVOKED_MESSAGE]
     found = rows(web, message)[message]
     assert (found["status"], found["reason"]) == ("withdrawn", REVOKED_REASON)

@@ -50,9 +50,9 @@ async def test_requests_queued_together_are_cut_once_and_resolved_by_their_futur
         call.request("b", {"method": "sampling/createMessage"}, 20.0),
     )
     while len(call.pending) < 2:  # both siblings queue before the cut runs
-        await asyncio.sleep(0)
+        await asyncio.sleep(0)  # one turn of the loop (a yield, not a wait)
     assert table.cuts == []
-    await asyncio.sleep(0)
+    await asyncio.sleep(0)  # one turn of the loop (a yield, not a wait)
     assert table.cuts == [["a", "b"]]
     assert call.pending["b"].deadline == 20.0
     call.pending["a"].future.set_result({"roots": []})
@@ -63,7 +63,7 @@ async def test_requests_queued_together_are_cut_once_and_resolved_by_their_futur
 async def test_two_requests_with_one_key_in_a_round_are_refused_by_name() -> None:
     call = parked(Table())
     first = asyncio.ensure_future(call.request("ask", {}, 1.0))
-    await asyncio.sleep(0)
+    await asyncio.sleep(0)  # one turn of the loop (a yield, not a wait)
     with pytest.raises(ValueError, match="share the key 'ask'"):
         await call.request("ask", {}, 1.0)
     first.cancel()

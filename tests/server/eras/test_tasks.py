@@ -86,7 +86,7 @@ async def status_until(server: Server, task_id: str, wanted: str) -> dict[str, A
             got = (await send(server, "tasks/get", {"taskId": task_id}))["result"]
             if got["status"] == wanted:
                 return got
-            await asyncio.sleep(0)
+            await asyncio.sleep(0)  # one turn of the loop (a yield, not a wait)
 
 
 def test_the_status_machine_waits_on_inputs_and_an_ending_waits_on_nothing() -> None:
